@@ -1,0 +1,165 @@
+"""One exception tree for desktop_kb.
+
+Every error carries a user-facing ``message`` (what went wrong) and a ``hint`` (what to do).
+The CLI maps errors to exit codes with :func:`exit_code`; the GUI shows them through
+``desktop_kb.gui.errors``; nothing else formats errors for users.
+
+::
+
+    DesktopKBError
+    ├── Cancelled                 user pressed Cancel / Ctrl-C (never shown as an error)
+    ├── ConfigError               bad settings file, bad option value
+    │   └── FilterError           a hostile or malformed search filter
+    ├── ModelError                a model is missing, fails to load, or does not match the KB
+    │   ├── ModelNotInstalled
+    │   └── EmbedderMismatch
+    ├── StoreError                the vector store failed
+    │   ├── KnowledgeBaseInUse    another process holds the knowledge base
+    │   └── KnowledgeBaseNotFound
+    ├── IngestError               one file could not be ingested (reported per file)
+    │   ├── UnsupportedFile
+    │   ├── PasswordProtected
+    │   ├── NoExtractableText
+    │   └── CorruptFile
+    └── GenerationError           the LLM failed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Cancelled",
+    "ConfigError",
+    "CorruptFile",
+    "DesktopKBError",
+    "EmbedderMismatch",
+    "FilterError",
+    "GenerationError",
+    "IngestError",
+    "KnowledgeBaseInUse",
+    "KnowledgeBaseNotFound",
+    "ModelError",
+    "ModelNotInstalled",
+    "NoExtractableText",
+    "PasswordProtected",
+    "StoreError",
+    "UnsupportedFile",
+    "exit_code",
+    "user_message",
+]
+
+
+class DesktopKBError(Exception):
+    """Base of every error desktop_kb raises on purpose."""
+
+    default_hint = ""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Cancelled(DesktopKBError):
+    def __init__(self, message: str = "Cancelled.", hint: str | None = None) -> None:
+        super().__init__(message, hint)
+
+
+class ConfigError(DesktopKBError):
+    default_hint = "Check the value and try again, or reset the settings file."
+
+
+class FilterError(ConfigError):
+    default_hint = (
+        "Filters look like key=value; keys: tag, folder, owner, path, doc_id, "
+        "mtime_from, mtime_to, ingested_from, ingested_to (Unix seconds or YYYY-MM-DD)."
+    )
+
+
+class ModelError(DesktopKBError):
+    default_hint = "Run `desktop-kb models status` to see which models are installed and loadable."
+
+
+class ModelNotInstalled(ModelError):
+    default_hint = (
+        "Run `desktop-kb models install` (installs the shipped models), or "
+        "`desktop-kb models install --from DIR` to use a model folder you copied."
+    )
+
+
+class EmbedderMismatch(ModelError):
+    default_hint = (
+        "Switch back to the embedder this knowledge base was built with, or re-embed it "
+        "with `desktop-kb kb reembed NAME`."
+    )
+
+
+class StoreError(DesktopKBError):
+    default_hint = "If this persists, close other desktop-kb windows and retry."
+
+
+class KnowledgeBaseInUse(StoreError):
+    default_hint = "Close the other desktop-kb window or command that uses it, then retry."
+
+
+class KnowledgeBaseNotFound(StoreError):
+    default_hint = "Run `desktop-kb kb list` to see the existing knowledge bases."
+
+
+class IngestError(DesktopKBError):
+    """A single file failed; the rest of the batch goes on."""
+
+    default_hint = "The file was skipped; the other files were indexed."
+
+
+class UnsupportedFile(IngestError):
+    default_hint = "Convert it to PDF, DOCX, Markdown or plain text and add it again."
+
+
+class PasswordProtected(IngestError):
+    default_hint = "Remove the password (or supply it with --pdf-password) and add the file again."
+
+
+class NoExtractableText(IngestError):
+    default_hint = "The file may be scanned images or empty; OCR it first if it is a scan."
+
+
+class CorruptFile(IngestError):
+    default_hint = "The file seems damaged; open and re-save it in its own application."
+
+
+class GenerationError(DesktopKBError):
+    default_hint = "Check the LLM model with `desktop-kb models status`."
+
+
+def user_message(exc: BaseException) -> tuple[str, str]:
+    """The one place that turns any exception into (message, hint) for a person."""
+    if isinstance(exc, DesktopKBError):
+        return exc.message, exc.hint
+    if isinstance(exc, MemoryError):
+        return "Out of memory.", "Close other programs or use a smaller model."
+    if isinstance(exc, PermissionError):
+        return f"Permission denied: {exc.filename or exc}", "Check the file's permissions."
+    if isinstance(exc, FileNotFoundError):
+        return f"File not found: {exc.filename or exc}", "Check the path."
+    if isinstance(exc, OSError):
+        return f"System error: {exc.strerror or exc}", "Check disk space and permissions."
+    return (
+        f"Unexpected error: {type(exc).__name__}: {exc}",
+        "This is a bug in desktop-kb; please report it with the steps that led here.",
+    )
+
+
+def exit_code(exc: BaseException) -> int:
+    """CLI exit codes: 130 cancelled, 2 usage/config, 3 model, 4 store, 1 anything else."""
+    if isinstance(exc, Cancelled):
+        return 130
+    if isinstance(exc, ConfigError):
+        return 2
+    if isinstance(exc, ModelError):
+        return 3
+    if isinstance(exc, StoreError):
+        return 4
+    return 1

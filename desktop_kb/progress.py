@@ -1,0 +1,48 @@
+"""Progress reporting and cancellation for long work in the core (no Qt here)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+from .errors import Cancelled
+
+__all__ = ["CancelToken", "IngestProgress", "ProgressCallback", "null_progress"]
+
+
+class CancelToken:
+    """A thread-safe flag; long work calls :meth:`raise_if_cancelled` between steps."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise Cancelled()
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    files_done: int
+    files_total: int
+    chunks_done: int
+    current_file: str
+    stage: str  # "discover" | "convert" | "embed" | "write" | "delete" | "done"
+    elapsed_s: float
+    eta_s: float | None
+
+
+class ProgressCallback(Protocol):
+    def __call__(self, progress: IngestProgress) -> None: ...
+
+
+def null_progress(progress: IngestProgress) -> None:
+    """A progress callback that ignores everything."""

@@ -1,0 +1,161 @@
+"""Backend interfaces. Implementations live in ``desktop_kb.backends`` and ``desktop_kb.store``
+and are chosen in one place, :mod:`desktop_kb.factory`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .progress import CancelToken
+
+__all__ = [
+    "ChatMessage",
+    "Embedder",
+    "Generator",
+    "Reranker",
+    "ScoredRecord",
+    "SearchFilter",
+    "SparseEncoder",
+    "SparseVec",
+    "StoredPoint",
+    "VectorStore",
+]
+
+
+@dataclass(frozen=True)
+class SparseVec:
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Dense text embedder. Vectors are L2-normalised float32."""
+
+    id: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Lexical encoder: BM25 term-frequency weights; IDF is applied by the store."""
+
+    id: str
+
+    def tokenize(self, text: str) -> list[str]: ...
+
+    def encode_document(self, text: str) -> SparseVec: ...
+
+    def encode_query(self, text: str) -> SparseVec: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Cross-encoder: higher score = more relevant. Scores are in [0, 1] (sigmoid) when possible."""
+
+    id: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+ChatMessage = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A chat LLM that streams tokens and can be cancelled between tokens."""
+
+    id: str
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        json_schema: dict[str, Any] | None = None,
+        on_token: Callable[[str], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> str: ...
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Validated filter on chunk payloads; every backend must apply every field or raise."""
+
+    tags: tuple[str, ...] = ()  # any of
+    folders: tuple[str, ...] = ()  # any of (the folder the user added)
+    owners: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    doc_ids: tuple[str, ...] = ()
+    mtime_from: int | None = None
+    mtime_to: int | None = None
+    ingested_from: int | None = None
+    ingested_to: int | None = None
+
+    def is_empty(self) -> bool:
+        return self == SearchFilter()
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    id: str  # UUID string
+    dense: np.ndarray
+    sparse: SparseVec
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoredRecord:
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """One collection per knowledge base: a named dense vector and a sparse ``bm25`` vector (IDF)."""
+
+    def has_collection(self, name: str) -> bool: ...
+
+    def create_collection(self, name: str, dim: int) -> None: ...
+
+    def drop_collection(self, name: str) -> None: ...
+
+    def upsert(self, name: str, points: Sequence[StoredPoint]) -> None: ...
+
+    def delete(self, name: str, flt: SearchFilter, exclude_doc_ids: Sequence[str] = ()) -> None: ...
+
+    def count(self, name: str, flt: SearchFilter | None = None) -> int: ...
+
+    def scroll(self, name: str, flt: SearchFilter | None = None, limit: int = 10_000) -> list[ScoredRecord]: ...
+
+    def search_dense(self, name: str, vector: np.ndarray, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]: ...
+
+    def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]: ...
+
+    def search_hybrid(
+        self,
+        name: str,
+        dense: np.ndarray,
+        sparse: SparseVec,
+        flt: SearchFilter | None,
+        limit: int,
+        prefetch_limit: int,
+        rrf_k: int = 60,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> list[ScoredRecord]: ...
+
+    def flush(self, name: str) -> None: ...
+
+    def close(self) -> None: ...

