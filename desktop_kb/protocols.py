@@ -144,17 +144,11 @@ class VectorStore(Protocol):
 
     def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]: ...
 
-    def search_hybrid(
-        self,
-        name: str,
-        dense: np.ndarray,
-        sparse: SparseVec,
-        flt: SearchFilter | None,
-        limit: int,
-        prefetch_limit: int,
-        rrf_k: int = 60,
-        weights: tuple[float, float] = (1.0, 1.0),
-    ) -> list[ScoredRecord]: ...
+    def search_both(
+        self, name: str, dense: np.ndarray, sparse: SparseVec, flt: SearchFilter | None, limit: int
+    ) -> tuple[list[ScoredRecord], list[ScoredRecord]]:
+        """Dense and sparse legs in one round trip (fusion happens in ``query.fuse``)."""
+        ...
 
     def flush(self, name: str) -> None: ...
 

@@ -1,0 +1,218 @@
+"""Embedded store: Qdrant's own engine in the process (qdrant-edge-py, pinned), one shard per KB.
+
+Each shard lives in ``<root>/<kb>/shard`` and locks its write-ahead log, so a second process
+opening the same knowledge base gets :class:`KnowledgeBaseInUse`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import KnowledgeBaseInUse, KnowledgeBaseNotFound, StoreError
+from ..protocols import ScoredRecord, SearchFilter, SparseVec, StoredPoint
+from .filters import PAYLOAD_INDEXES, conditions
+
+__all__ = ["EdgeStore"]
+
+DENSE = "dense"
+SPARSE = "bm25"
+
+
+def _q() -> Any:
+    import qdrant_edge
+
+    return qdrant_edge
+
+
+class EdgeStore:
+    """The embedded VectorStore. Thread-safe: calls are serialised on one lock."""
+
+    def __init__(self, root: Path, exact_below: int = 100_000) -> None:
+        self.root = Path(root)
+        self.exact_below = exact_below
+        self._shards: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _dir(self, name: str) -> Path:
+        return self.root / name / "shard"
+
+    def _open(self, name: str) -> Any:
+        shard = self._shards.get(name)
+        if shard is not None:
+            return shard
+        path = self._dir(name)
+        if not (path / "wal").exists():
+            raise KnowledgeBaseNotFound(f"Knowledge base {name!r} has no index yet.")
+        try:
+            shard = _q().EdgeShard.load(str(path))
+        except Exception as exc:  # the engine raises plain Exception with a message
+            raise _translate(exc, name) from exc
+        self._shards[name] = shard
+        return shard
+
+    def has_collection(self, name: str) -> bool:
+        with self._lock:
+            return name in self._shards or (self._dir(name) / "wal").exists()
+
+    def create_collection(self, name: str, dim: int) -> None:
+        q = _q()
+        with self._lock:
+            if self.has_collection(name):
+                self._open(name)
+                return
+            config = q.EdgeConfig(
+                vectors={DENSE: q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine)},
+                sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+            )
+            path = self._dir(name)
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                shard = q.EdgeShard.create(str(path), config)
+                for field, kind in PAYLOAD_INDEXES.items():
+                    schema = q.PayloadSchemaType.Keyword if kind == "keyword" else q.PayloadSchemaType.Integer
+                    shard.update(q.UpdateOperation.create_field_index(field, schema))
+            except Exception as exc:
+                raise _translate(exc, name) from exc
+            self._shards[name] = shard
+
+    def drop_collection(self, name: str) -> None:
+        with self._lock:
+            shard = self._shards.pop(name, None)
+            if shard is not None:
+                shard.close()
+            shutil.rmtree(self._dir(name), ignore_errors=True)
+
+    def flush(self, name: str) -> None:
+        with self._lock:
+            self._open(name).flush()
+
+    def close(self) -> None:
+        with self._lock:
+            for shard in self._shards.values():
+                try:
+                    shard.flush()
+                finally:
+                    shard.close()
+            self._shards.clear()
+
+    # -- writes ----------------------------------------------------------------------------------
+    def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
+        if not points:
+            return
+        q = _q()
+        batch = [
+            q.Point(
+                p.id,
+                {
+                    DENSE: np.asarray(p.dense, dtype=np.float32).tolist(),
+                    SPARSE: q.SparseVector(list(p.sparse.indices), list(p.sparse.values)),
+                },
+                p.payload,
+            )
+            for p in points
+        ]
+        with self._lock:
+            self._call(name, lambda s: s.update(q.UpdateOperation.upsert_points(batch)))
+
+    def delete(self, name: str, flt: SearchFilter, exclude_doc_ids: Sequence[str] = ()) -> None:
+        if flt.is_empty():
+            raise StoreError("Refusing to delete with an empty filter (it would delete everything).")
+        q = _q()
+        f = self._filter(flt, exclude_doc_ids)
+        with self._lock:
+            self._call(name, lambda s: s.update(q.UpdateOperation.delete_points_by_filter(f)))
+
+    # -- reads -----------------------------------------------------------------------------------
+    def count(self, name: str, flt: SearchFilter | None = None) -> int:
+        q = _q()
+        with self._lock:
+            return int(self._call(name, lambda s: s.count(q.CountRequest(filter=self._filter(flt), exact=True))))
+
+    def scroll(self, name: str, flt: SearchFilter | None = None, limit: int = 10_000) -> list[ScoredRecord]:
+        q = _q()
+        out: list[ScoredRecord] = []
+        offset = None
+        with self._lock:
+            while len(out) < limit:
+                req = q.ScrollRequest(offset=offset, limit=min(512, limit - len(out)),
+                                      filter=self._filter(flt), with_payload=True)
+                records, offset = self._call(name, lambda s, r=req: s.scroll(r))
+                out.extend(ScoredRecord(str(r.id), 0.0, dict(r.payload or {})) for r in records)
+                if offset is None or not records:
+                    break
+        return out
+
+    def _params(self, shard: Any) -> Any:
+        q = _q()
+        return q.SearchParams(exact=shard.info().points_count < self.exact_below)
+
+    def _request(self, shard: Any, query: Any, flt: SearchFilter | None, limit: int) -> Any:
+        q = _q()
+        return q.QueryRequest(limit=limit, query=query, filter=self._filter(flt), with_payload=True,
+                              params=self._params(shard))
+
+    def search_dense(self, name: str, vector: np.ndarray, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
+        return self.search_both(name, vector, None, flt, limit)[0]
+
+    def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
+        return self.search_both(name, None, vector, flt, limit)[1]
+
+    def search_both(
+        self, name: str, dense: np.ndarray | None, sparse: SparseVec | None, flt: SearchFilter | None, limit: int
+    ) -> tuple[list[ScoredRecord], list[ScoredRecord]]:
+        q = _q()
+        with self._lock:
+            shard = self._open(name)
+            requests, legs = [], []
+            if dense is not None:
+                vec = np.asarray(dense, dtype=np.float32).tolist()
+                requests.append(self._request(shard, q.Query.Nearest(vec, using=DENSE), flt, limit))
+                legs.append("dense")
+            if sparse is not None and len(sparse):
+                sv = q.SparseVector(list(sparse.indices), list(sparse.values))
+                requests.append(self._request(shard, q.Query.Nearest(sv, using=SPARSE), flt, limit))
+                legs.append("sparse")
+            results = self._call(name, lambda s: s.query_batch(q.QueryBatchRequest(requests))) if requests else []
+        by_leg = {leg: [ScoredRecord(str(p.id), float(p.score), dict(p.payload or {})) for p in res]
+                  for leg, res in zip(legs, results, strict=True)}
+        return by_leg.get("dense", []), by_leg.get("sparse", [])
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _call(self, name: str, fn: Any) -> Any:
+        shard = self._open(name)
+        try:
+            return fn(shard)
+        except Exception as exc:
+            raise _translate(exc, name) from exc
+
+    @staticmethod
+    def _filter(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) -> Any:
+        conds = conditions(flt, exclude_doc_ids)
+        if not conds:
+            return None
+        q = _q()
+        must, must_not = [], []
+        for c in conds:
+            if c.is_range:
+                fc = q.FieldCondition(c.key, range=q.RangeFloat(
+                    gte=None if c.gte is None else float(c.gte), lte=None if c.lte is None else float(c.lte)))
+            else:
+                fc = q.FieldCondition(c.key, match=q.MatchAny(list(c.any_of)))
+            (must_not if c.negate else must).append(fc)
+        return q.Filter(must=must or None, must_not=must_not or None)
+
+
+def _translate(exc: Exception, name: str) -> Exception:
+    text = str(exc)
+    if "WouldBlock" in text or "lock" in text.lower():
+        return KnowledgeBaseInUse(f"Knowledge base {name!r} is in use by another desktop-kb process.")
+    if isinstance(exc, KnowledgeBaseNotFound | StoreError):
+        return exc
+    return StoreError(f"The index of knowledge base {name!r} failed: {text}")

@@ -1,0 +1,117 @@
+"""Validated payload filters: parsing ``key=value`` strings and a backend-neutral condition list.
+
+Every field of :class:`SearchFilter` becomes a condition; backends translate each condition or
+raise. A filter is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from ..errors import FilterError
+from ..protocols import SearchFilter
+
+__all__ = ["Condition", "conditions", "parse_filters", "PAYLOAD_INDEXES"]
+
+MAX_VALUE_LEN = 1024
+MAX_VALUES = 256
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+# payload field → index type (keyword | integer)
+PAYLOAD_INDEXES: dict[str, str] = {
+    "kb": "keyword",
+    "doc_id": "keyword",
+    "path": "keyword",
+    "folder": "keyword",
+    "tags": "keyword",
+    "owner": "keyword",
+    "mtime": "integer",
+    "ingested_at": "integer",
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    key: str
+    any_of: tuple[str, ...] = ()
+    gte: int | None = None
+    lte: int | None = None
+    negate: bool = False
+
+    @property
+    def is_range(self) -> bool:
+        return self.gte is not None or self.lte is not None
+
+
+def conditions(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) -> list[Condition]:
+    """The conditions a backend must apply for ``flt`` (all must hold)."""
+    out: list[Condition] = []
+    if flt is not None:
+        for key, values in (("tags", flt.tags), ("folder", flt.folders), ("owner", flt.owners),
+                            ("path", flt.paths), ("doc_id", flt.doc_ids)):
+            if values:
+                out.append(Condition(key, any_of=tuple(_check_value(v) for v in values)))
+        if flt.mtime_from is not None or flt.mtime_to is not None:
+            out.append(Condition("mtime", gte=flt.mtime_from, lte=flt.mtime_to))
+        if flt.ingested_from is not None or flt.ingested_to is not None:
+            out.append(Condition("ingested_at", gte=flt.ingested_from, lte=flt.ingested_to))
+    if exclude_doc_ids:
+        out.append(Condition("doc_id", any_of=tuple(exclude_doc_ids), negate=True))
+    return out
+
+
+def _check_value(value: object) -> str:
+    if not isinstance(value, str):
+        raise FilterError(f"Filter values must be text, got {type(value).__name__}.")
+    if not value or len(value) > MAX_VALUE_LEN:
+        raise FilterError(f"Filter values must be 1 to {MAX_VALUE_LEN} characters long.")
+    if _CONTROL.search(value):
+        raise FilterError("Filter values must not contain control characters.")
+    return value
+
+
+def _parse_time(key: str, value: str, end_of_day: bool) -> int:
+    value = value.strip()
+    if re.fullmatch(r"-?\d{1,12}", value):
+        return int(value)
+    try:
+        day = dt.date.fromisoformat(value)
+    except ValueError:
+        raise FilterError(f"{key} must be Unix seconds or a date like 2024-05-31, not {value[:40]!r}.") from None
+    moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, tzinfo=dt.UTC)
+    return int(moment.timestamp())
+
+
+_LIST_KEYS = {"tag": "tags", "tags": "tags", "folder": "folders", "owner": "owners", "path": "paths",
+              "doc_id": "doc_ids"}
+_TIME_KEYS = {"mtime_from": False, "mtime_to": True, "ingested_from": False, "ingested_to": True}
+
+
+def parse_filters(items: Iterable[str]) -> SearchFilter:
+    """Parse ``key=value`` strings (CLI/GUI) into a validated filter. Repeated keys OR together."""
+    flt = SearchFilter()
+    lists: dict[str, list[str]] = {}
+    for raw in items:
+        if not isinstance(raw, str) or "=" not in raw:
+            raise FilterError(f"A filter must look like key=value, got {str(raw)[:60]!r}.")
+        key, _, value = raw.partition("=")
+        key = key.strip().lower()
+        if key in _LIST_KEYS:
+            parts = [v.strip() for v in value.split(",")] if key in ("tag", "tags") else [value]
+            for part in parts:
+                lists.setdefault(_LIST_KEYS[key], []).append(_check_value(part))
+        elif key in _TIME_KEYS:
+            flt = replace(flt, **{key: _parse_time(key, _check_value(value), _TIME_KEYS[key])})
+        else:
+            raise FilterError(f"Unknown filter key {key[:40]!r}.")
+        if sum(len(v) for v in lists.values()) > MAX_VALUES:
+            raise FilterError(f"At most {MAX_VALUES} filter values are allowed.")
+    flt = replace(flt, **{k: tuple(dict.fromkeys(v)) for k, v in lists.items()})
+    for lo, hi in (("mtime_from", "mtime_to"), ("ingested_from", "ingested_to")):
+        a, b = getattr(flt, lo), getattr(flt, hi)
+        if a is not None and b is not None and a > b:
+            raise FilterError(f"{lo} is after {hi}: nothing can match.")
+    return flt
