@@ -1,0 +1,176 @@
+"""The per-KB manifest (SQLite): which files are indexed, at which content hash, with which
+models and chunker settings, plus a write-ahead "pending" table that makes file replacement
+crash-safe and the document-frequency table used for adaptive fusion."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+
+__all__ = ["DocumentRow", "Manifest", "PendingRow"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    path TEXT PRIMARY KEY, doc_id TEXT NOT NULL, folder TEXT NOT NULL, size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, chunks INTEGER NOT NULL,
+    ingested_at INTEGER NOT NULL, tags TEXT NOT NULL DEFAULT '[]', owner TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '', warnings TEXT NOT NULL DEFAULT '[]',
+    cjk_chars INTEGER NOT NULL DEFAULT 0, letters INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS pending (
+    path TEXT PRIMARY KEY, doc_id TEXT NOT NULL, phase TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    path TEXT PRIMARY KEY, error TEXT NOT NULL, hint TEXT NOT NULL, sha256 TEXT NOT NULL, at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vocab (token_id INTEGER PRIMARY KEY, df INTEGER NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    path: str
+    doc_id: str
+    folder: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    chunks: int
+    ingested_at: int
+    tags: tuple[str, ...] = ()
+    owner: str = ""
+    title: str = ""
+    warnings: tuple[str, ...] = ()
+    cjk_chars: int = 0
+    letters: int = 0
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    path: str
+    doc_id: str
+    phase: str  # "writing": new chunks may be partial; "cleanup": old chunks may remain
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=5)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the manifest {path}: {exc}") from exc
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- meta ------------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set_meta(self, **values: Any) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                           [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()])
+
+    # -- documents -------------------------------------------------------------------------------
+    def documents(self) -> dict[str, DocumentRow]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, doc_id, folder, size, mtime_ns, sha256, chunks, ingested_at, tags, owner,"
+                " title, warnings, cjk_chars, letters FROM documents").fetchall()
+        return {r[0]: DocumentRow(*r[:8], tuple(json.loads(r[8])), r[9], r[10], tuple(json.loads(r[11])),
+                                  r[12], r[13]) for r in rows}
+
+    def put_document(self, db: sqlite3.Connection, row: DocumentRow) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (row.path, row.doc_id, row.folder, row.size, row.mtime_ns, row.sha256, row.chunks,
+             row.ingested_at, json.dumps(list(row.tags), ensure_ascii=False), row.owner, row.title,
+             json.dumps(list(row.warnings), ensure_ascii=False), row.cjk_chars, row.letters))
+        db.execute("DELETE FROM failures WHERE path=?", (row.path,))
+
+    def delete_document(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM documents WHERE path=?", (path,))
+
+    def doc_id_in_use(self, doc_id: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM documents WHERE doc_id=? LIMIT 1", (doc_id,)).fetchone() is not None
+
+    # -- pending (write-ahead intent) ------------------------------------------------------------
+    def set_pending(self, path: str, doc_id: str, phase: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO pending VALUES (?,?,?)", (path, doc_id, phase))
+
+    def clear_pending(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM pending WHERE path=?", (path,))
+
+    def pending(self) -> list[PendingRow]:
+        with self._lock:
+            return [PendingRow(*r) for r in self._db.execute("SELECT path, doc_id, phase FROM pending")]
+
+    # -- failures --------------------------------------------------------------------------------
+    def record_failure(self, path: str, error: str, hint: str, sha256: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?)",
+                       (path, error, hint, sha256, int(time.time())))
+
+    def failures(self) -> dict[str, tuple[str, str, str]]:
+        with self._lock:
+            return {r[0]: (r[1], r[2], r[3]) for r in self._db.execute("SELECT path, error, hint, sha256 FROM failures")}
+
+    def forget_failure(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM failures WHERE path=?", (path,))
+
+    # -- vocabulary (document frequencies by token id) ---------------------------------------------
+    def add_terms(self, db: sqlite3.Connection, token_ids: Iterable[int], sign: int = 1) -> None:
+        ids = [(int(t),) for t in set(token_ids)]
+        if sign > 0:
+            db.executemany("INSERT INTO vocab(token_id, df) VALUES (?, 1) "
+                           "ON CONFLICT(token_id) DO UPDATE SET df = df + 1", ids)
+        else:
+            db.executemany("UPDATE vocab SET df = df - 1 WHERE token_id = ?", ids)
+            db.execute("DELETE FROM vocab WHERE df <= 0")
+
+    def document_frequencies(self, token_ids: Iterable[int]) -> dict[int, int]:
+        ids = list({int(t) for t in token_ids})
+        if not ids:
+            return {}
+        with self._lock:
+            marks = ",".join("?" * len(ids))
+            rows = self._db.execute(f"SELECT token_id, df FROM vocab WHERE token_id IN ({marks})", ids).fetchall()
+        return {int(a): int(b) for a, b in rows}
+
+    def corpus_stats(self) -> tuple[int, int, int, int]:
+        """(documents, chunks, cjk_chars, letters) over the indexed documents."""
+        with self._lock:
+            row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(chunks),0), COALESCE(SUM(cjk_chars),0),"
+                                   " COALESCE(SUM(letters),0) FROM documents").fetchone()
+        return int(row[0]), int(row[1]), int(row[2]), int(row[3])

@@ -1,0 +1,229 @@
+"""The ingestion pipeline, wired in plain Python:
+discover → convert → clean → chunk → embed → write, one file at a time, each file committed alone.
+
+Crash safety: before writing a file's new chunks a ``pending`` row records (path, new doc id,
+phase "writing"); new chunks are upserted and flushed; the manifest row is switched to the new
+version and the phase becomes "cleanup"; old chunks are deleted; the pending row is cleared. On the
+next run :func:`recover` finishes or undoes whatever a killed process left behind, so a file is
+always either fully at its old version or fully at its new one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Cancelled, DesktopKBError, NoExtractableText, user_message
+from ..progress import CancelToken, IngestProgress, ProgressCallback, null_progress
+from ..protocols import Embedder, SearchFilter, SparseEncoder, VectorStore
+from ..settings import Settings
+from ..text.tokenize import cjk_ratio
+from ..types import Chunk, ConvertedDocument, FileFailure, IngestReport, SourceFile
+from . import discover as discover_mod
+from .chunk import chunk_document
+from .clean import clean
+from .convert import convert
+from .embed import embed_chunks
+from .manifest import DocumentRow, Manifest
+from .write import build_points, write_points
+
+__all__ = ["IngestTarget", "ingest", "recover", "remove_documents"]
+
+
+@dataclass
+class IngestTarget:
+    """What the pipeline writes into: one knowledge base."""
+
+    name: str
+    store: VectorStore
+    manifest: Manifest
+    docs_dir: Path  # converted Markdown, one file per doc id
+    sparse_for: Callable[[float], SparseEncoder]  # BM25 encoder for a given average length
+
+
+def recover(target: IngestTarget) -> int:
+    """Finish or undo writes a killed process left half done. Returns the number of files fixed."""
+    docs = target.manifest.documents()
+    fixed = 0
+    for p in target.manifest.pending():
+        current = docs.get(p.path)
+        if p.phase == "writing" and (current is None or current.doc_id != p.doc_id):
+            target.store.delete(target.name, SearchFilter(paths=(p.path,), doc_ids=(p.doc_id,)))
+        elif current is not None:
+            target.store.delete(target.name, SearchFilter(paths=(p.path,)), exclude_doc_ids=(current.doc_id,))
+        else:
+            target.store.delete(target.name, SearchFilter(paths=(p.path,)))
+        with target.manifest.transaction() as db:
+            target.manifest.clear_pending(db, p.path)
+        fixed += 1
+    if fixed:
+        target.store.flush(target.name)
+    return fixed
+
+
+def remove_documents(target: IngestTarget, paths: Sequence[str], sparse: SparseEncoder) -> list[str]:
+    """Remove files from the index (their chunks, manifest rows and vocabulary counts)."""
+    docs = target.manifest.documents()
+    removed = []
+    for path in paths:
+        row = docs.get(path)
+        if row is None:
+            continue
+        target.store.delete(target.name, SearchFilter(paths=(path,)))
+        target.store.flush(target.name)
+        old_terms = _doc_terms(target, row.doc_id, sparse)
+        with target.manifest.transaction() as db:
+            target.manifest.delete_document(db, path)
+            target.manifest.add_terms(db, old_terms, sign=-1)
+        _drop_markdown(target, row.doc_id)
+        removed.append(path)
+    return removed
+
+
+def _doc_terms(target: IngestTarget, doc_id: str, sparse: SparseEncoder) -> set[int]:
+    md = target.docs_dir / f"{doc_id}.md"
+    if not md.exists():
+        return set()
+    return set(sparse.encode_document(md.read_text(encoding="utf-8")).indices)
+
+
+def _drop_markdown(target: IngestTarget, doc_id: str) -> None:
+    if not target.manifest.doc_id_in_use(doc_id):
+        (target.docs_dir / f"{doc_id}.md").unlink(missing_ok=True)
+
+
+def _convert(src: SourceFile, pdf_password: str | None) -> ConvertedDocument:
+    doc = clean(convert(Path(src.path), pdf_password=pdf_password))
+    if not doc.markdown.strip():
+        raise NoExtractableText(f"{Path(src.path).name} has no text to index.")
+    return doc
+
+
+def ingest(
+    target: IngestTarget,
+    paths: Sequence[Path],
+    *,
+    settings: Settings,
+    embedder: Embedder,
+    tags: Sequence[str] = (),
+    owner: str = "",
+    pdf_password: str | None = None,
+    force: bool = False,
+    progress: ProgressCallback = null_progress,
+    cancel: CancelToken | None = None,
+) -> IngestReport:
+    cancel = cancel or CancelToken()
+    started = time.monotonic()
+    recover(target)
+    docs = target.manifest.documents()
+    found = discover_mod.discover(paths, settings.extensions, docs, force=force, cancel=cancel)
+    added: list[str] = []
+    updated: list[str] = []
+    failed = list(found.failed)
+    warnings: list[FileFailure] = []
+    chunks_done = 0
+    todo = found.to_index
+    total = len(todo)
+
+    def report(stage: str, done: int, current: str) -> None:
+        elapsed = time.monotonic() - started
+        eta = elapsed / done * (total - done) if done else None
+        progress(IngestProgress(done, total, chunks_done, current, stage, elapsed, eta))
+
+    avg_len = target.manifest.get_meta("bm25_avg_len")
+    sparse = target.sparse_for(float(avg_len or 100.0))
+    deleted = remove_documents(target, found.deleted, sparse) if found.deleted else []
+    cancelled = False
+    for done, src in enumerate(todo):
+        name = Path(src.path).name
+        try:
+            cancel.raise_if_cancelled()
+            report("convert", done, src.path)
+            doc = _convert(src, pdf_password)
+            chunks = chunk_document(doc.markdown, doc_id=src.doc_id, path=src.path, pages=doc.pages,
+                                    settings=settings.chunk)
+            if not chunks:
+                raise NoExtractableText(f"{name} has no text to index.")
+            if avg_len is None:
+                avg_len = max(20.0, sum(len(sparse.tokenize(c.text)) for c in chunks) / len(chunks))
+                target.manifest.set_meta(bm25_avg_len=avg_len)
+                sparse = target.sparse_for(avg_len)
+            report("embed", done, src.path)
+
+            def on_batch(n: int, d: int = done, p: str = src.path) -> None:
+                nonlocal chunks_done
+                chunks_done += n
+                report("embed", d, p)
+
+            dense, vectors = embed_chunks(chunks, embedder, sparse, title=doc.title, cancel=cancel,
+                                          batch_size=settings.models.embed_batch, on_batch=on_batch)
+            report("write", done, src.path)
+            _commit_file(target, src, doc, chunks, dense, vectors, docs.get(src.path), tags, owner, sparse)
+            (updated if src.path in docs else added).append(src.path)
+            warnings.extend(FileFailure(src.path, w) for w in doc.warnings)
+        except Cancelled:
+            cancelled = True
+            break
+        except DesktopKBError as exc:
+            message, hint = user_message(exc)
+            failed.append(FileFailure(src.path, message, hint))
+            target.manifest.record_failure(src.path, message, hint, src.sha256)
+        except Exception as exc:  # one bad file must never stop the batch
+            message, hint = user_message(exc)
+            failed.append(FileFailure(src.path, f"{name}: {message}", hint))
+            target.manifest.record_failure(src.path, message, hint, src.sha256)
+    report("done", len(added) + len(updated), "")
+    return IngestReport(
+        kb=target.name, added=tuple(added), updated=tuple(updated),
+        unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(failed),
+        warnings=tuple(warnings), chunks=chunks_done, cancelled=cancelled,
+    )
+
+
+def _commit_file(
+    target: IngestTarget, src: SourceFile, doc: ConvertedDocument, chunks: Sequence[Chunk], dense: object,
+    vectors: Sequence[object], old: DocumentRow | None, tags: Sequence[str], owner: str, sparse: SparseEncoder,
+) -> None:
+    now = int(time.time())
+    md_path = target.docs_dir / f"{src.doc_id}.md"
+    target.docs_dir.mkdir(parents=True, exist_ok=True)
+    tmp = md_path.with_suffix(".md.tmp")
+    tmp.write_text(doc.markdown, encoding="utf-8")
+    tmp.replace(md_path)
+    target.manifest.set_pending(src.path, src.doc_id, "writing")
+    try:
+        points = build_points(target.name, src, chunks, dense, vectors, tags=tags, owner=owner,  # type: ignore[arg-type]
+                              ingested_at=now, title=doc.title)
+        write_points(target.store, target.name, points)
+    except BaseException:
+        # undo this file's partial write now (recover() would do it on the next run otherwise)
+        try:
+            target.store.delete(target.name, SearchFilter(paths=(src.path,), doc_ids=(src.doc_id,)))
+            with target.manifest.transaction() as db:
+                target.manifest.clear_pending(db, src.path)
+        except DesktopKBError:
+            pass
+        raise
+    old_terms = _doc_terms(target, old.doc_id, sparse) if old is not None and old.doc_id != src.doc_id else set()
+    new_terms = set(sparse.encode_document(doc.markdown).indices)
+    ratio_letters = sum(1 for ch in doc.markdown if ch.isalpha())
+    row = DocumentRow(
+        path=src.path, doc_id=src.doc_id, folder=src.folder, size=src.size,
+        mtime_ns=discover_mod.mtime_ns(src.path), sha256=src.sha256, chunks=len(chunks), ingested_at=now,
+        tags=tuple(tags), owner=owner, title=doc.title, warnings=doc.warnings,
+        cjk_chars=int(round(cjk_ratio(doc.markdown) * ratio_letters)), letters=ratio_letters,
+    )
+    with target.manifest.transaction() as db:
+        if old is not None:
+            target.manifest.add_terms(db, old_terms if old.doc_id != src.doc_id else new_terms, sign=-1)
+        target.manifest.put_document(db, row)
+        target.manifest.add_terms(db, new_terms, sign=1)
+        db.execute("UPDATE pending SET phase='cleanup' WHERE path=?", (src.path,))
+    target.store.delete(target.name, SearchFilter(paths=(src.path,)), exclude_doc_ids=(src.doc_id,))
+    target.store.flush(target.name)
+    with target.manifest.transaction() as db:
+        target.manifest.clear_pending(db, src.path)
+    if old is not None and old.doc_id != src.doc_id:
+        _drop_markdown(target, old.doc_id)

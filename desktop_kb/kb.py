@@ -1,0 +1,372 @@
+"""The public facade used by the CLI and the GUI: a :class:`Library` of knowledge bases.
+
+One Library per process owns the one vector store, the manifests and the models (each loaded
+once, lazily); ``close()`` (or the context manager) releases the store's locks.
+
+    with Library.open(load_settings()) as lib:
+        lib.ingest("notes", [Path("~/Documents/notes")])
+        answer = lib.ask("When is the invoice due?", kbs=["notes"])
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, EmbedderMismatch, KnowledgeBaseNotFound
+from .ingest.manifest import DocumentRow, Manifest
+from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
+from .progress import CancelToken, ProgressCallback, null_progress
+from .protocols import Embedder, Generator, Reranker, SearchFilter, SparseEncoder, VectorStore
+from .settings import Settings
+from .types import Hit, IngestReport
+
+__all__ = ["KBInfo", "Library", "validate_kb_name"]
+
+_NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]{1,64}$")
+
+
+def validate_kb_name(name: str) -> str:
+    name = name.strip() if isinstance(name, str) else ""
+    if not _NAME.match(name) or name.startswith(".") or name in (".", ".."):
+        raise ConfigError(
+            f"{name[:70]!r} is not a valid knowledge base name.",
+            "Use 1–64 characters without / \\ : * ? \" < > | and not starting with a dot.",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class KBInfo:
+    name: str
+    documents: int
+    chunks: int
+    failed: int
+    embedder: str
+    dim: int
+    sparse: str
+    chunker: dict[str, int]
+    updated_at: int  # last ingest time (Unix seconds), 0 if never
+    cjk_share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Library:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: VectorStore | None = None,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None | bool = False,  # False = build from settings when first needed
+        generator: Generator | None = None,
+        small_generator: Generator | None = None,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._embedder = embedder
+        self._reranker = reranker
+        self._generator = generator
+        self._small_generator = small_generator
+        self._manifests: dict[str, Manifest] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, settings: Settings, **backends: Any) -> Library:
+        settings.kbs_dir.mkdir(parents=True, exist_ok=True)
+        return cls(settings, **backends)
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for m in self._manifests.values():
+                m.close()
+            self._manifests.clear()
+            if self._store is not None:
+                self._store.close()
+            for gen in (self._generator, self._small_generator):
+                close = getattr(gen, "close", None)
+                if callable(close):
+                    close()
+
+    # -- backends (lazy, each built once) ----------------------------------------------------------
+    @property
+    def store(self) -> VectorStore:
+        with self._lock:
+            if self._store is None:
+                from .store import open_store
+
+                self._store = open_store(self.settings)
+            return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from .factory import build_embedder
+
+                self._embedder = build_embedder(self.settings)
+            return self._embedder
+
+    @property
+    def reranker(self) -> Reranker | None:
+        with self._lock:
+            if self._reranker is False:
+                from .factory import build_reranker
+
+                self._reranker = build_reranker(self.settings)
+            return self._reranker  # type: ignore[return-value]
+
+    @property
+    def generator(self) -> Generator:
+        with self._lock:
+            if self._generator is None:
+                from .factory import build_generator
+
+                self._generator = build_generator(self.settings)
+            return self._generator
+
+    @property
+    def small_generator(self) -> Generator:
+        with self._lock:
+            if self._small_generator is None:
+                if not self.settings.models.small_llm.id or self.settings.models.small_llm.backend == "none":
+                    return self.generator
+                from .factory import build_small_generator
+
+                self._small_generator = build_small_generator(self.settings)
+            return self._small_generator
+
+    def sparse_encoder(self, avg_len: float = 100.0) -> SparseEncoder:
+        from .backends.sparse_bm25 import BM25Encoder
+
+        return BM25Encoder(avg_len=avg_len)
+
+    # -- knowledge bases ---------------------------------------------------------------------------
+    def _kb_dir(self, name: str) -> Path:
+        return self.settings.kbs_dir / validate_kb_name(name)
+
+    def manifest(self, name: str, create: bool = False) -> Manifest:
+        name = validate_kb_name(name)
+        with self._lock:
+            m = self._manifests.get(name)
+            if m is None:
+                path = self._kb_dir(name) / "manifest.sqlite"
+                if not path.exists() and not create:
+                    raise KnowledgeBaseNotFound(f"There is no knowledge base named {name!r}.")
+                m = Manifest(path)
+                self._manifests[name] = m
+            return m
+
+    def list_kbs(self) -> list[str]:
+        root = self.settings.kbs_dir
+        if not root.exists():
+            return []
+        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists())
+
+    def create_kb(self, name: str) -> None:
+        name = validate_kb_name(name)
+        m = self.manifest(name, create=True)
+        if m.get_meta("embedder") is None:
+            emb = self.embedder
+            m.set_meta(embedder=emb.id, dim=int(emb.dim), sparse=self.sparse_encoder().id,
+                       chunker={"size": self.settings.chunk.size, "overlap": self.settings.chunk.overlap},
+                       created_at=int(time.time()))
+        self.store.create_collection(name, int(m.get_meta("dim")))
+
+    def delete_kb(self, name: str) -> None:
+        name = validate_kb_name(name)
+        if name not in self.list_kbs():
+            raise KnowledgeBaseNotFound(f"There is no knowledge base named {name!r}.")
+        with self._lock:
+            if self.store.has_collection(name):
+                self.store.drop_collection(name)
+            m = self._manifests.pop(name, None)
+            if m is not None:
+                m.close()
+            shutil.rmtree(self._kb_dir(name), ignore_errors=True)
+
+    def rename_kb(self, old: str, new: str) -> None:
+        old, new = validate_kb_name(old), validate_kb_name(new)
+        if old not in self.list_kbs():
+            raise KnowledgeBaseNotFound(f"There is no knowledge base named {old!r}.")
+        if new in self.list_kbs():
+            raise ConfigError(f"A knowledge base named {new!r} already exists.", "Pick another name.")
+        if self.settings.store.url:
+            raise ConfigError("Renaming is not supported with a Qdrant server.",
+                              "Create a new knowledge base and ingest the folders again.")
+        with self._lock:
+            store = self.store
+            store.close()  # release the shard's lock before moving its folder
+            m = self._manifests.pop(old, None)
+            if m is not None:
+                m.close()
+            self._kb_dir(old).rename(self._kb_dir(new))
+            self._store = None
+            self._manifests.clear()
+
+    def stats(self, name: str) -> KBInfo:
+        m = self.manifest(name)
+        docs, chunks, cjk, letters = m.corpus_stats()
+        rows = m.documents()
+        return KBInfo(
+            name=validate_kb_name(name), documents=docs, chunks=chunks, failed=len(m.failures()),
+            embedder=str(m.get_meta("embedder", "")), dim=int(m.get_meta("dim", 0)),
+            sparse=str(m.get_meta("sparse", "")), chunker=dict(m.get_meta("chunker", {})),
+            updated_at=max((r.ingested_at for r in rows.values()), default=0),
+            cjk_share=round(cjk / letters, 3) if letters else 0.0,
+        )
+
+    def documents(self, name: str) -> list[DocumentRow]:
+        return sorted(self.manifest(name).documents().values(), key=lambda r: r.path)
+
+    def failures(self, name: str) -> dict[str, tuple[str, str, str]]:
+        return self.manifest(name).failures()
+
+    def document_markdown(self, name: str, doc_id: str) -> str:
+        """The converted Markdown of a document (what chunk offsets point into)."""
+        if not re.fullmatch(r"[0-9a-f]{8,64}", doc_id):
+            raise ConfigError("Invalid document id.")
+        path = self._kb_dir(name) / "docs" / f"{doc_id}.md"
+        if not path.exists():
+            raise KnowledgeBaseNotFound(f"The document {doc_id} is no longer in {name!r}.",
+                                        "It was removed or re-indexed; ask again.")
+        return path.read_text(encoding="utf-8")
+
+    def _check_embedder(self, name: str, m: Manifest) -> None:
+        recorded = m.get_meta("embedder")
+        emb = self.embedder
+        if recorded is not None and (recorded != emb.id or int(m.get_meta("dim", 0)) != int(emb.dim)):
+            raise EmbedderMismatch(
+                f"Knowledge base {name!r} was built with the embedder {recorded} "
+                f"({m.get_meta('dim')} dims), but {emb.id} ({emb.dim} dims) is configured.")
+
+    def _target(self, name: str) -> IngestTarget:
+        m = self.manifest(name)
+        return IngestTarget(name=name, store=self.store, manifest=m, docs_dir=self._kb_dir(name) / "docs",
+                            sparse_for=self.sparse_encoder)
+
+    # -- ingest ------------------------------------------------------------------------------------
+    def ingest(
+        self,
+        name: str,
+        paths: Sequence[Path | str],
+        *,
+        tags: Sequence[str] = (),
+        owner: str = "",
+        pdf_password: str | None = None,
+        reembed: bool = False,
+        progress: ProgressCallback = null_progress,
+        cancel: CancelToken | None = None,
+    ) -> IngestReport:
+        name = validate_kb_name(name)
+        self.create_kb(name)
+        m = self.manifest(name)
+        if reembed:
+            self._reset_for_reembed(name, m)
+        self._check_embedder(name, m)
+        chunker = {"size": self.settings.chunk.size, "overlap": self.settings.chunk.overlap}
+        roots = [Path(p) for p in paths]
+        force = False
+        if m.get_meta("chunker") != chunker or m.get_meta("sparse") != self.sparse_encoder().id:
+            # chunking or tokenising changed: re-index every known file, not just these roots
+            roots += [Path(p) for p in m.documents()]
+            force = True
+        report = ingest(self._target(name), roots, settings=self.settings, embedder=self.embedder, tags=tags,
+                        owner=owner, pdf_password=pdf_password, force=force, progress=progress, cancel=cancel)
+        if force and not report.cancelled:
+            m.set_meta(chunker=chunker, sparse=self.sparse_encoder().id)
+        return report
+
+    def _reset_for_reembed(self, name: str, m: Manifest) -> None:
+        """Drop the vectors (keep the list of files) so they are embedded again with the new model."""
+        paths = list(m.documents())
+        self.store.drop_collection(name)
+        with m.transaction() as db:
+            db.execute("DELETE FROM documents")
+            db.execute("DELETE FROM vocab")
+            db.execute("DELETE FROM pending")
+            db.execute("DELETE FROM meta")
+        m.set_meta(reembed_paths=paths)
+        self.create_kb(name)
+
+    def reembed(self, name: str, **kwargs: Any) -> IngestReport:
+        m = self.manifest(name)
+        paths = list(m.documents()) or list(m.get_meta("reembed_paths", []))
+        return self.ingest(name, paths, reembed=True, **kwargs)
+
+    def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:
+        target = self._target(name)
+        recover(target)
+        avg = float(target.manifest.get_meta("bm25_avg_len") or 100.0)
+        return remove_documents(target, [str(Path(p).expanduser().resolve()) for p in paths],
+                                self.sparse_encoder(avg))
+
+    # -- query -------------------------------------------------------------------------------------
+    def _views(self, kbs: Sequence[str] | None) -> list[Any]:
+        from .query.retrieve import KBView
+
+        names = list(kbs) if kbs else self.list_kbs()
+        if not names:
+            raise KnowledgeBaseNotFound("There are no knowledge bases yet.",
+                                        "Add documents first: desktop-kb ingest FOLDER --kb NAME")
+        views = []
+        for name in names:
+            m = self.manifest(name)
+            self._check_embedder(name, m)
+            avg = float(m.get_meta("bm25_avg_len") or 100.0)
+            if not self.store.has_collection(name):
+                continue
+            views.append(KBView(name=validate_kb_name(name), store=self.store, manifest=m,
+                                sparse=self.sparse_encoder(avg)))
+        return views
+
+    def search(
+        self,
+        query: str,
+        *,
+        kbs: Sequence[str] | None = None,
+        flt: SearchFilter | None = None,
+        top_k: int | None = None,
+        mode: str = "hybrid",
+    ) -> list[Hit]:
+        """Hybrid retrieval without generation (the retrieval debug view)."""
+        from .query.retrieve import retrieve
+
+        q = self.settings.query
+        result = retrieve([query], self._views(kbs), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
+                          rrf_k=q.rrf_k, adaptive=q.adaptive_fusion, mode=mode)  # type: ignore[arg-type]
+        return list(result.hits[: top_k or q.top_k])
+
+    def ask(
+        self,
+        question: str,
+        *,
+        kbs: Sequence[str] | None = None,
+        flt: SearchFilter | None = None,
+        history: Sequence[tuple[str, str]] = (),
+        reading_order: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        from .query.pipeline import answer
+
+        return answer(self, question, kbs=kbs, flt=flt, history=history, reading_order=reading_order,
+                      on_token=on_token, cancel=cancel)
