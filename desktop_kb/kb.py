@@ -183,9 +183,9 @@ class Library:
 
     def create_kb(self, name: str) -> None:
         name = validate_kb_name(name)
+        emb = self.embedder  # load (or fail) before anything is written
         m = self.manifest(name, create=True)
         if m.get_meta("embedder") is None:
-            emb = self.embedder
             m.set_meta(embedder=emb.id, dim=int(emb.dim), sparse=self.sparse_encoder().id,
                        chunker={"size": self.settings.chunk.size, "overlap": self.settings.chunk.overlap},
                        created_at=int(time.time()))

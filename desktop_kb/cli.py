@@ -1,0 +1,278 @@
+"""The ``desktop-kb`` command line: the same core as the desktop app.
+
+Exit codes: 0 ok, 1 failure (e.g. nothing could be ingested), 2 usage/config, 3 model, 4 store,
+130 cancelled (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .errors import DesktopKBError, exit_code, user_message
+from .progress import CancelToken, IngestProgress
+from .settings import Settings, load_settings
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _print_json(obj: Any, out: TextIO = sys.stdout) -> None:
+    out.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+class _TerminalProgress:
+    """A one-line progress bar on stderr (only when it is a terminal)."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, p: IngestProgress) -> None:
+        if not self.enabled or (time.monotonic() - self._last < 0.1 and p.stage != "done"):
+            return
+        self._last = time.monotonic()
+        width = 24
+        frac = p.files_done / p.files_total if p.files_total else 1.0
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        eta = f" ETA {int(p.eta_s)}s" if p.eta_s is not None and p.stage != "done" else ""
+        name = Path(p.current_file).name[:30]
+        line = f"\r[{bar}] {p.files_done}/{p.files_total} files, {p.chunks_done} chunks{eta} {p.stage} {name}"
+        self.stream.write(line.ljust(100)[:120])
+        if p.stage == "done":
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _cancel_on_sigint() -> CancelToken:
+    """First Ctrl-C asks the work to stop cleanly; a second one aborts."""
+    token = CancelToken()
+
+    def handler(signum: int, frame: object) -> None:
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+        sys.stderr.write("\nStopping after the current step… (Ctrl-C again to abort)\n")
+
+    signal.signal(signal.SIGINT, handler)
+    return token
+
+
+def _library(settings: Settings) -> Any:
+    from .kb import Library
+
+    return Library.open(settings)
+
+
+# -- ingest / kb / search --------------------------------------------------------------------------
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
+    cancel = _cancel_on_sigint()
+    with _library(settings) as lib:
+        report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags, owner=args.owner or "",
+                            pdf_password=args.pdf_password, progress=_TerminalProgress(), cancel=cancel)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(f"{report.kb}: {len(report.added)} added, {len(report.updated)} updated, "
+              f"{len(report.unchanged)} unchanged, {len(report.deleted)} deleted, "
+              f"{len(report.failed)} failed, {report.chunks} chunks written"
+              + (" (cancelled)" if report.cancelled else ""))
+        for f in report.failed:
+            print(f"  failed: {f.path}: {f.error}", file=sys.stderr)
+        for w in report.warnings:
+            print(f"  warning: {w.path}: {w.error}", file=sys.stderr)
+    if report.cancelled:
+        return 130
+    nothing = not (report.added or report.updated or report.unchanged or report.deleted)
+    return 1 if report.failed and nothing else 0
+
+
+def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
+    with _library(settings) as lib:
+        if args.kb_command == "list":
+            names = lib.list_kbs()
+            if args.json:
+                _print_json([lib.stats(n).to_json() for n in names])
+            else:
+                for n in names:
+                    s = lib.stats(n)
+                    print(f"{n}\t{s.documents} files\t{s.chunks} chunks\t{s.embedder}")
+        elif args.kb_command == "stats":
+            s = lib.stats(args.name)
+            if args.json:
+                _print_json(s.to_json())
+            else:
+                for k, v in s.to_json().items():
+                    print(f"{k}: {v}")
+        elif args.kb_command == "delete":
+            lib.delete_kb(args.name)
+            if args.json:
+                _print_json({"deleted": args.name})
+            else:
+                print(f"Deleted knowledge base {args.name!r}.")
+        elif args.kb_command == "rename":
+            lib.rename_kb(args.name, args.new_name)
+            print(f"Renamed {args.name!r} to {args.new_name!r}.")
+        elif args.kb_command == "reembed":
+            report = lib.reembed(args.name, progress=_TerminalProgress(), cancel=_cancel_on_sigint())
+            _print_json(report.to_json()) if args.json else print(
+                f"Re-embedded {len(report.added)} files ({report.chunks} chunks).")
+        elif args.kb_command == "remove":
+            removed = lib.remove_files(args.name, args.paths)
+            _print_json({"removed": removed}) if args.json else print(f"Removed {len(removed)} files.")
+    return 0
+
+
+def _hit_json(hit: Any) -> dict[str, Any]:
+    c = hit.chunk
+    return {"kb": hit.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
+            "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "score": hit.score,
+            "dense_score": hit.dense_score, "sparse_score": hit.sparse_score, "rerank_score": hit.rerank_score,
+            "text": c.text}
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from .store.filters import parse_filters
+
+    flt = parse_filters(args.filter or [])
+    with _library(settings) as lib:
+        hits = lib.search(args.query, kbs=args.kb or None, flt=flt, top_k=args.top_k, mode=args.mode)
+    if args.json:
+        _print_json([_hit_json(h) for h in hits])
+        return 0
+    for i, h in enumerate(hits, 1):
+        c = h.chunk
+        where = " › ".join(c.heading_path)
+        pages = f", p. {'-'.join(map(str, (c.pages[0], c.pages[-1])) if len(c.pages) > 1 else map(str, c.pages))}" \
+            if c.pages else ""
+        print(f"[{i}] {h.score:.4f}  {Path(c.path).name}{pages}  {where}")
+        print("    " + c.text[:300].replace("\n", " "))
+    return 0
+
+
+# -- models ---------------------------------------------------------------------------------------
+def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
+    from .models import install
+
+    if args.models_command == "status":
+        statuses = install.model_status(settings, check_load=args.check)
+        if args.json:
+            _print_json([s.__dict__ for s in statuses])
+        else:
+            for s in statuses:
+                state = "ok" if s.installed and s.loadable is not False else "MISSING" if not s.installed else "BROKEN"
+                print(f"{s.role:10} {state:8} {s.id}  ({s.backend}) {s.path}\n           {s.message}")
+        return 0
+    if args.models_command == "install":
+        from .settings import save_settings
+
+        if args.from_dir:
+            new = install.install_from_dir(Path(args.from_dir), settings)
+        elif args.online:
+            new = install.install_online(args.online, settings)
+        else:
+            new = install.install_shipped(settings)
+        save_settings(new)
+        print("Models installed. Run `desktop-kb models status` to check them.")
+        return 0
+    return 2
+
+
+def _extra_commands() -> list[Any]:
+    """Sub-command modules that register themselves (answer, eval, demo)."""
+    mods = []
+    for name in ("desktop_kb.query.cli", "desktop_kb.eval.cli", "desktop_kb.demo"):
+        try:
+            mods.append(__import__(name, fromlist=["register"]))
+        except ImportError as exc:
+            if exc.name != name:
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="desktop-kb", description="Answer questions from your own documents, offline.")
+    p.add_argument("--data-dir", help="where knowledge bases, models and settings live "
+                                      "(default: $DESKTOP_KB_DATA_DIR or the user data folder)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ing = sub.add_parser("ingest", help="add files or folders to a knowledge base")
+    ing.add_argument("paths", nargs="+")
+    ing.add_argument("--kb", default="default")
+    ing.add_argument("--tags", help="comma-separated tags, e.g. finance,2024")
+    ing.add_argument("--owner")
+    ing.add_argument("--pdf-password")
+    ing.add_argument("--json", action="store_true")
+    ing.set_defaults(func=cmd_ingest)
+
+    kb = sub.add_parser("kb", help="list, inspect, rename or delete knowledge bases")
+    kbs = kb.add_subparsers(dest="kb_command", required=True)
+    lst = kbs.add_parser("list")
+    lst.add_argument("--json", action="store_true")
+    for name in ("stats", "delete", "reembed"):
+        sp = kbs.add_parser(name)
+        sp.add_argument("name")
+        sp.add_argument("--json", action="store_true")
+    rn = kbs.add_parser("rename")
+    rn.add_argument("name")
+    rn.add_argument("new_name")
+    rn.add_argument("--json", action="store_true")
+    rm = kbs.add_parser("remove", help="remove files from a knowledge base")
+    rm.add_argument("name")
+    rm.add_argument("paths", nargs="+")
+    rm.add_argument("--json", action="store_true")
+    kb.set_defaults(func=cmd_kb)
+
+    se = sub.add_parser("search", help="hybrid retrieval without generation (debug view)")
+    se.add_argument("query")
+    se.add_argument("--kb", action="append", help="knowledge base (repeatable; default: all)")
+    se.add_argument("--top-k", type=int, default=5)
+    se.add_argument("--filter", action="append", help="key=value (repeatable)")
+    se.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
+    se.add_argument("--json", action="store_true")
+    se.set_defaults(func=cmd_search)
+
+    mo = sub.add_parser("models", help="show or install models")
+    mos = mo.add_subparsers(dest="models_command", required=True)
+    st = mos.add_parser("status")
+    st.add_argument("--check", action="store_true", help="also load each model to verify it")
+    st.add_argument("--json", action="store_true")
+    ins = mos.add_parser("install")
+    ins.add_argument("--from", dest="from_dir", help="a folder or GGUF file you copied")
+    ins.add_argument("--online", choices=["embedder", "reranker", "llm"], help="download (needs network)")
+    mo.set_defaults(func=cmd_models)
+
+    for mod in _extra_commands():
+        mod.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings(args.data_dir)
+        return int(args.func(args, settings))
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        print(f"error: {message}" + (f"\nhint: {hint}" if hint else ""), file=sys.stderr)
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        print("\nAborted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
