@@ -1,0 +1,483 @@
+"""Tests for desktop_kb.ingest.convert: every file is generated in tmp_path (no fixtures on disk)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.errors import CorruptFile, IngestError, NoExtractableText, PasswordProtected, UnsupportedFile
+from desktop_kb.ingest import convert as convert_mod
+from desktop_kb.ingest.convert import convert, decode_text
+
+# ----------------------------------------------------------------------------------- PDF builder
+
+_PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    s = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + s[i] + key[i % len(key)]) % 256
+        s[i], s[j] = s[j], s[i]
+    out = bytearray()
+    i = j = 0
+    for byte in data:
+        i = (i + 1) % 256
+        j = (j + s[i]) % 256
+        s[i], s[j] = s[j], s[i]
+        out.append(byte ^ s[(s[i] + s[j]) % 256])
+    return bytes(out)
+
+
+def make_pdf(pages: list[list[str]], *, password: str | None = None) -> bytes:
+    """A valid PDF with one Helvetica text line per string; an empty list is a page with no text.
+
+    With ``password``, the file is encrypted with the standard security handler (RC4, 40 bits, R2).
+    """
+    n = len(pages)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids ["
+        + b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(n))
+        + b"] /Count %d >>" % n,
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    }
+    streams: dict[int, bytes] = {}
+    for i, lines in enumerate(pages):
+        page_num, content_num = 4 + 2 * i, 5 + 2 * i
+        objects[page_num] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % content_num
+        )
+        body = b"".join(
+            b"("
+            + line.encode("cp1252").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+            + b") Tj T* "
+            for line in lines
+        )
+        streams[content_num] = b"BT /F1 12 Tf 14 TL 72 720 Td " + body + b"ET" if lines else b""
+    trailer_extra = b""
+    key = b""
+    if password is not None:
+        file_id = hashlib.md5(b"desktop-kb-test").digest()
+        user = (password.encode("latin-1") + _PAD)[:32]
+        owner = ((password + "-owner").encode("latin-1") + _PAD)[:32]
+        o_entry = _rc4(hashlib.md5(owner).digest()[:5], user)
+        perms = struct.pack("<i", -44)
+        key = hashlib.md5(user + o_entry + perms + file_id).digest()[:5]
+        u_entry = _rc4(key, _PAD)
+        enc_num = 4 + 2 * n
+        objects[enc_num] = (
+            b"<< /Filter /Standard /V 1 /R 2 /O <"
+            + o_entry.hex().encode()
+            + b"> /U <"
+            + u_entry.hex().encode()
+            + b"> /P -44 >>"
+        )
+        trailer_extra = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (
+            enc_num,
+            file_id.hex().encode(),
+            file_id.hex().encode(),
+        )
+    for num, data in streams.items():
+        if key:
+            data = _rc4(hashlib.md5(key + num.to_bytes(3, "little") + b"\0\0").digest()[:10], data)
+        objects[num] = b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for num in sorted(objects):
+        offsets[num] = len(out)
+        out += b"%d 0 obj\n" % num + objects[num] + b"\nendobj\n"
+    xref = len(out)
+    size = max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for num in range(1, size):
+        out += b"%010d 00000 n \n" % offsets[num]
+    out += (
+        b"trailer\n<< /Size %d /Root 1 0 R" % size + trailer_extra + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    )
+    return bytes(out)
+
+
+def write(tmp_path: Path, name: str, data: bytes | str, encoding: str = "utf-8") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode(encoding) if isinstance(data, str) else data)
+    return path
+
+
+# ----------------------------------------------------------------------------------- plain text
+
+
+def test_markdown_is_returned_as_is(tmp_path: Path) -> None:
+    text = "# Title\n\nSome *text* with [a link](http://example.com).\n"
+    doc = convert(write(tmp_path, "notes.md", text))
+    assert doc.markdown == text
+    assert doc.title == "notes"
+    assert doc.pages == ()
+
+
+def test_txt_keeps_text_and_uses_stem_as_title(tmp_path: Path) -> None:
+    doc = convert(write(tmp_path, "readme.txt", "first line\nsecond line\n"))
+    assert doc.markdown.startswith("first line\nsecond line")
+    assert not doc.markdown.startswith("#")
+    assert doc.title == "readme"
+
+
+def test_gbk_chinese_txt(tmp_path: Path) -> None:
+    text = "第一章 总则\n本办法适用于全体员工。请假需提前三天申请。\n"
+    assert convert(write(tmp_path, "handbook.txt", text, "gbk")).markdown.strip() == text.strip()
+
+
+def test_short_gbk_text_is_not_taken_for_korean() -> None:
+    assert decode_text("你好，世界".encode("gbk")) == "你好，世界"
+
+
+def test_big5_and_gb18030(tmp_path: Path) -> None:
+    big5 = "這是一個繁體中文的測試文件，用來檢查編碼偵測是否正確。"
+    assert convert(write(tmp_path, "big5.txt", big5, "big5")).markdown == big5
+    gb = "数据中心的温度应保持在二十度左右。"
+    assert convert(write(tmp_path, "gb.log", gb, "gb18030")).markdown == gb
+
+
+def test_utf8_with_late_non_ascii(tmp_path: Path) -> None:
+    text = ("plain ascii line\n" * 7000) + "café 中文 naïve\n"
+    assert len(text.encode("utf-8").split("é".encode())[0]) > 100_000
+    doc = convert(write(tmp_path, "late.txt", text))
+    assert doc.markdown == text
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be-bom", "utf-8-sig", "utf-32"])
+def test_bom_encodings(tmp_path: Path, encoding: str) -> None:
+    text = "Héllo 世界\nline two\n"
+    data = b"\xfe\xff" + text.encode("utf-16-be") if encoding == "utf-16-be-bom" else text.encode(encoding)
+    doc = convert(write(tmp_path, "bom.txt", data))
+    assert doc.markdown.strip() == text.strip()
+    assert "\ufeff" not in doc.markdown
+
+
+def test_utf16_without_bom(tmp_path: Path) -> None:
+    text = "Hello world, this is plain text.\n"
+    assert convert(write(tmp_path, "u16.txt", text.encode("utf-16-le"))).markdown.strip() == text.strip()
+
+
+def test_binary_file_named_txt_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "photo.txt", os.urandom(4096) + b"\x00\x01\x02")
+    with pytest.raises(UnsupportedFile, match=r"photo\.txt is not a text file \(binary content\)"):
+        convert(path)
+
+
+def test_binary_without_nul_bytes_is_refused(tmp_path: Path) -> None:
+    data = bytes(b for b in os.urandom(8192) if b) or b"\x01" * 100
+    with pytest.raises(UnsupportedFile, match="binary"):
+        convert(write(tmp_path, "noise.log", data))
+
+
+@pytest.mark.parametrize(("name", "data"), [("empty.txt", b""), ("blank.md", b" \n\n\t \n"), ("e.pdf", b"")])
+def test_empty_file(tmp_path: Path, name: str, data: bytes) -> None:
+    with pytest.raises(NoExtractableText, match="is empty"):
+        convert(write(tmp_path, name, data))
+
+
+# ------------------------------------------------------------------------------------------- CSV
+
+
+def test_shift_jis_csv(tmp_path: Path) -> None:
+    text = "名前,年齢,住所\n佐藤太郎,30,東京\n三木英子,25,大阪\n髙橋淳,35,名古屋\n"
+    doc = convert(write(tmp_path, "people.csv", text, "cp932"))
+    lines = doc.markdown.splitlines()
+    assert lines[0] == "| 名前 | 年齢 | 住所 |"
+    assert lines[1] == "| --- | --- | --- |"
+    assert "| 髙橋淳 | 35 | 名古屋 |" in lines
+
+
+def test_csv_quoting_pipes_and_ragged_rows(tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([["a", "b", "c"], ["x|y", "multi\nline", "z"], ["only one"]])
+    lines = convert(path).markdown.splitlines()
+    assert lines == [
+        "| a | b | c |",
+        "| --- | --- | --- |",
+        "| x\\|y | multi line | z |",
+        "| only one |  |  |",
+    ]
+
+
+def test_semicolon_csv(tmp_path: Path) -> None:
+    doc = convert(write(tmp_path, "eu.csv", "name;price\nBrot;2,50\nKäse;4,10\n", "cp1252"))
+    assert "| Käse | 4,10 |" in doc.markdown
+
+
+# ------------------------------------------------------------------------------------------- PDF
+
+
+def test_pdf_pages_have_exact_spans(tmp_path: Path) -> None:
+    pages = [["Page one alpha", "second line of one"], ["Page two bravo"], ["Page three charlie", "end"]]
+    doc = convert(write(tmp_path, "report.pdf", make_pdf(pages)))
+    assert [p.number for p in doc.pages] == [1, 2, 3]
+    texts = [doc.markdown[p.start : p.end] for p in doc.pages]
+    assert texts == ["Page one alpha\nsecond line of one", "Page two bravo", "Page three charlie\nend"]
+    assert doc.markdown == "\n\n".join(texts)
+    assert "\r" not in doc.markdown
+    assert doc.title == "report"
+    assert doc.warnings == ()
+
+
+def test_pdf_with_a_blank_page_warns(tmp_path: Path) -> None:
+    doc = convert(write(tmp_path, "gaps.pdf", make_pdf([["first"], [], ["third"]])))
+    spans = {p.number: doc.markdown[p.start : p.end] for p in doc.pages}
+    assert spans == {1: "first", 2: "", 3: "third"}
+    assert len(doc.warnings) == 1 and "pages 2" in doc.warnings[0]
+
+
+def test_scanned_like_pdf_has_no_text(tmp_path: Path) -> None:
+    with pytest.raises(NoExtractableText, match=r"no extractable text \(scanned or empty PDF\?\)"):
+        convert(write(tmp_path, "scan.pdf", make_pdf([[], []])))
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    path = write(tmp_path, "secret.pdf", make_pdf([["Top secret plan"], ["Second page"]], password="s3cret"))
+    with pytest.raises(PasswordProtected, match=r"secret\.pdf is password-protected"):
+        convert(path)
+    with pytest.raises(PasswordProtected, match="password-protected"):
+        convert(path, pdf_password="wrong")
+    doc = convert(path, pdf_password="s3cret")
+    assert [doc.markdown[p.start : p.end] for p in doc.pages] == ["Top secret plan", "Second page"]
+
+
+def test_corrupt_pdf(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFile, match=r"broken\.pdf"):
+        convert(write(tmp_path, "broken.pdf", b"%PDF-1.4\n" + os.urandom(500)))
+
+
+# ---------------------------------------------------------------------------------- Office & co
+
+
+def make_docx(path: Path, paragraphs: list[tuple[str, str]]) -> Path:
+    """A minimal DOCX: (style, text) paragraphs; style "Heading1" or "" (normal)."""
+    ns = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    body = "".join(
+        "<w:p>"
+        + (f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else "")
+        + f"<w:r><w:t>{text}</w:t></w:r></w:p>"
+        for style, text in paragraphs
+    )
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(
+            "[Content_Types].xml",
+            '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+            'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+            'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/'
+            'word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.'
+            'document.main+xml"/><Override PartName="/word/styles.xml" ContentType="application/vnd.'
+            'openxmlformats-officedocument.wordprocessingml.styles+xml"/></Types>',
+        )
+        zf.writestr(
+            "_rels/.rels",
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+            'package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/'
+            'officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        )
+        zf.writestr(
+            "word/_rels/document.xml.rels",
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+            'package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/'
+            'officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>',
+        )
+        zf.writestr(
+            "word/styles.xml",
+            f'<?xml version="1.0" encoding="UTF-8"?><w:styles {ns}><w:style w:type="paragraph" '
+            'w:styleId="Heading1"><w:name w:val="heading 1"/></w:style></w:styles>',
+        )
+        zf.writestr(
+            "word/document.xml",
+            f'<?xml version="1.0" encoding="UTF-8"?><w:document {ns}><w:body>{body}</w:body></w:document>',
+        )
+    return path
+
+
+def test_docx(tmp_path: Path) -> None:
+    path = make_docx(
+        tmp_path / "policy.docx", [("Heading1", "Leave policy"), ("", "Annual leave is 25 days.")]
+    )
+    doc = convert(path)
+    assert "# Leave policy" in doc.markdown
+    assert "Annual leave is 25 days." in doc.markdown
+    assert doc.title == "policy"
+
+
+def test_random_bytes_named_docx_is_corrupt(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFile, match=r"report\.docx is damaged or not a real DOCX file"):
+        convert(write(tmp_path, "report.docx", os.urandom(2048)))
+
+
+def test_truncated_zip_named_docx_is_corrupt(tmp_path: Path) -> None:
+    # markitdown alone returns this as plain text ("PK\x03\x04garbage").
+    with pytest.raises(CorruptFile, match="DOCX"):
+        convert(write(tmp_path, "cut.docx", b"PK\x03\x04garbage"))
+
+
+def test_zip_that_is_not_an_office_file(tmp_path: Path) -> None:
+    path = tmp_path / "fake.xlsx"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("hello.txt", "hello")
+    with pytest.raises(CorruptFile, match="not a real XLSX file"):
+        convert(path)
+
+
+def test_encrypted_office_file(tmp_path: Path) -> None:
+    # Password-protected DOCX/XLSX/PPTX are OLE compound files, not zips.
+    with pytest.raises(PasswordProtected, match=r"locked\.xlsx is password-protected"):
+        convert(write(tmp_path, "locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600))
+
+
+def test_pptx_slides_become_pages(tmp_path: Path) -> None:
+    from pptx import Presentation
+
+    prs = Presentation()
+    for title, body in [("Kickoff", "alpha body"), ("Budget", "bravo body"), ("Next steps", "charlie body")]:
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    path = tmp_path / "deck.pptx"
+    prs.save(str(path))
+    doc = convert(path)
+    assert "Slide number" not in doc.markdown
+    assert [p.number for p in doc.pages] == [1, 2, 3]
+    spans = [doc.markdown[p.start : p.end] for p in doc.pages]
+    for span, (title, body) in zip(
+        spans, [("Kickoff", "alpha"), ("Budget", "bravo"), ("Next steps", "charlie")], strict=True
+    ):
+        assert span.startswith(f"# {title}")
+        assert body in span
+    assert "bravo" not in spans[0] and "alpha" not in spans[1]
+
+
+def test_xlsx_sheets_without_pandas_noise(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Staff"
+    ws.append(["Name", "Room", None])
+    ws.append(["Ann", None, "x"])
+    ws.append([None, None, None])
+    ws.append(["Bob", "B12", "y"])
+    wb.create_sheet("Costs").append(["Item", "EUR"])
+    path = tmp_path / "book.xlsx"
+    wb.save(path)
+    doc = convert(path)
+    assert "## Staff" in doc.markdown and "## Costs" in doc.markdown
+    assert "| Bob | B12 | y |" in doc.markdown
+    assert "NaN" not in doc.markdown and "Unnamed" not in doc.markdown
+
+
+def test_html_title_and_text(tmp_path: Path) -> None:
+    html = "<html><head><title>Team page</title></head><body><h1>Welcome</h1><p>Hello team.</p></body></html>"
+    doc = convert(write(tmp_path, "team.html", html))
+    assert doc.title == "Team page"
+    assert "# Welcome" in doc.markdown and "Hello team." in doc.markdown
+
+
+# ------------------------------------------------------------------------------------ refusals
+
+
+def test_unknown_extension(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFile, match=r"archive\.7z"):
+        convert(write(tmp_path, "archive.7z", b"7z\xbc\xaf"))
+
+
+def test_too_large(tmp_path: Path) -> None:
+    path = write(tmp_path, "big.txt", "x" * 3 * 1024 * 1024)
+    with pytest.raises(UnsupportedFile, match=r"big\.txt is too large \(3 MB; limit 1 MB\)"):
+        convert(path, max_bytes=1024 * 1024)
+
+
+def test_missing_file_is_an_ingest_error(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match=r"gone\.docx"):
+        convert(tmp_path / "gone.docx")
+
+
+class _Raising:
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def convert_local(self, path: str) -> None:
+        raise self.exc
+
+
+def _conversion_error(inner: Exception) -> Exception:
+    from markitdown import FailedConversionAttempt, FileConversionException
+
+    return FileConversionException(attempts=[FailedConversionAttempt(object(), (type(inner), inner, None))])
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected", "message"),
+    [
+        (RuntimeError("boom"), CorruptFile, r"Could not read page\.html: boom"),
+        (_conversion_error(type("PDFPasswordIncorrect", (Exception,), {})()), PasswordProtected, "password"),
+        (_conversion_error(ValueError("Package not found at x")), CorruptFile, "damaged or not a real HTML"),
+        (_conversion_error(KeyError("weird")), CorruptFile, r"Could not read page\.html: KeyError"),
+    ],
+)
+def test_markitdown_errors_are_mapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: Exception, expected: type, message: str
+) -> None:
+    monkeypatch.setattr(convert_mod, "_markitdown", lambda: _Raising(exc))
+    with pytest.raises(expected, match=message):
+        convert(write(tmp_path, "page.html", "<p>hi</p>"))
+
+
+def test_markitdown_unsupported_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markitdown import UnsupportedFormatException
+
+    monkeypatch.setattr(convert_mod, "_markitdown", lambda: _Raising(UnsupportedFormatException("no")))
+    with pytest.raises(UnsupportedFile, match=r"odd\.xml"):
+        convert(write(tmp_path, "odd.xml", "<a/>"))
+
+
+# ---------------------------------------------------------------------------- real sample files
+
+EVAL = Path("/work/shared/eval/files")
+
+
+def _manifest_rows() -> list[dict[str, str]]:
+    if not (EVAL / "MANIFEST.tsv").exists():
+        return []
+    with (EVAL / "MANIFEST.tsv").open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The xlrd engine is deprecated")
+@pytest.mark.skipif(not (EVAL / "MANIFEST.tsv").exists(), reason="shared eval files are absent")
+@pytest.mark.parametrize("row", _manifest_rows(), ids=lambda r: r["file"])
+def test_real_files(row: dict[str, str]) -> None:
+    path = EVAL / row["file"]
+    if path.suffix.lower() not in convert_mod.SUPPORTED_EXTENSIONS:
+        with pytest.raises(UnsupportedFile):
+            convert(path)
+        return
+    if "scan" in row["file"].lower():
+        with pytest.raises(NoExtractableText, match="no extractable text"):
+            convert(path)
+        return
+    doc = convert(path)
+    if row["snippet_in_markitdown_output"] != "yes":  # the snippet is markitdown link syntax, not text
+        assert doc.markdown.strip()
+        return
+    if row["file"].endswith(".pdf"):  # pdfium's layout differs from markitdown's tables: compare words
+        flat = " ".join(doc.markdown.split())
+        assert all(word in flat for word in row["expected"].split())
+    else:
+        assert row["expected"] in doc.markdown
+    for page in doc.pages:
+        assert 0 <= page.start <= page.end <= len(doc.markdown)
