@@ -25,7 +25,7 @@ from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from .progress import CancelToken, ProgressCallback, null_progress
 from .protocols import Embedder, Generator, Reranker, SearchFilter, SparseEncoder, VectorStore
 from .settings import Settings
-from .types import Hit, IngestReport
+from .types import Answer, Hit, IngestReport
 
 __all__ = ["KBInfo", "Library", "validate_kb_name"]
 
@@ -66,7 +66,7 @@ class Library:
         *,
         store: VectorStore | None = None,
         embedder: Embedder | None = None,
-        reranker: Reranker | None | bool = False,  # False = build from settings when first needed
+        reranker: Reranker | bool | None = False,  # False = build from settings when first needed
         generator: Generator | None = None,
         small_generator: Generator | None = None,
     ) -> None:
@@ -364,9 +364,13 @@ class Library:
         history: Sequence[tuple[str, str]] = (),
         reading_order: bool = False,
         on_token: Callable[[str], None] | None = None,
+        on_restart: Callable[[], None] | None = None,
         cancel: CancelToken | None = None,
-    ) -> Any:
+    ) -> Answer:
+        """Answer from the documents. ``on_token`` streams the first attempt; when a citation
+        correction retry happens, ``on_restart`` is called and the retry streams too (without
+        ``on_restart`` retries are not streamed: the returned Answer has the final text)."""
         from .query.pipeline import answer
 
         return answer(self, question, kbs=kbs, flt=flt, history=history, reading_order=reading_order,
-                      on_token=on_token, cancel=cancel)
+                      on_token=on_token, on_restart=on_restart, cancel=cancel)

@@ -213,7 +213,7 @@ def _commit_file(
         path=src.path, doc_id=src.doc_id, folder=src.folder, size=src.size,
         mtime_ns=discover_mod.mtime_ns(src.path), sha256=src.sha256, chunks=len(chunks), ingested_at=now,
         tags=tuple(tags), owner=owner, title=doc.title, warnings=doc.warnings,
-        cjk_chars=int(round(cjk_ratio(doc.markdown) * ratio_letters)), letters=ratio_letters,
+        cjk_chars=round(cjk_ratio(doc.markdown) * ratio_letters), letters=ratio_letters,
     )
     with target.manifest.transaction() as db:
         if old is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..errors import FilterError
 from ..protocols import SearchFilter
 
-__all__ = ["Condition", "conditions", "parse_filters", "PAYLOAD_INDEXES"]
+__all__ = ["PAYLOAD_INDEXES", "Condition", "conditions", "parse_filters"]
 
 MAX_VALUE_LEN = 1024
 MAX_VALUES = 256

@@ -1,0 +1,162 @@
+"""Citation validation: every ``[n]`` names a real passage, every quoted excerpt next to ``[n]``
+is really in passage n (whitespace-, width- and case-insensitive; CJK and Latin quotes), and an
+answer that used passages cites at least one. Produces structured citations with offsets."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..types import Citation, Hit
+
+__all__ = ["Validation", "find_in_passage", "is_refusal", "normalise", "validate"]
+
+_MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
+_QUOTES = re.compile(r"“([^”]{2,400})”|「([^」]{2,400})」|『([^』]{2,400})』|\"([^\"\n]{2,400})\"")
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…+)\s*")
+_EDGE_PUNCT = " \t\n.,;:!?。，；：！？、…'\"“”‘’「」『』()（）"
+_REFUSAL = re.compile(
+    r"(do(?:es)? not (?:contain|mention|provide|include|say|answer)|not (?:found|mentioned|provided) in|"
+    r"no (?:information|mention)|cannot (?:find|answer|be answered)|can't (?:find|answer)|unable to (?:find|answer)|"
+    r"there is no|isn't (?:mentioned|stated)|"
+    r"没有(?:提到|提及|相关|包含|说明|给出|找到)|未(?:提到|提及|找到|说明|包含)|无法(?:回答|找到|确定|从)|不包含|找不到|并未)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Validation:
+    valid: bool
+    errors: tuple[str, ...]  # problems that must be corrected (bad [n], quote not found, no citation)
+    warnings: tuple[str, ...]  # uncited claims (flagged, not fatal)
+    citations: tuple[Citation, ...]
+    refusal: bool  # the answer says the passages do not contain the answer
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """Comparable form of ``text`` and, for each of its chars, the index of the source char."""
+    out: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).lower():
+            if c.isspace() or c in "\u200b\u200c\u200d\ufeff*_`":
+                continue
+            c = {"‘": "'", "’": "'", "“": '"', "”": '"', "「": '"', "」": '"', "—": "-", "–": "-"}.get(c, c)
+            out.append(c)
+            index.append(i)
+    return "".join(out), index
+
+
+def find_in_passage(quote: str, passage: str) -> tuple[int, int] | None:
+    """(start, end) of ``quote`` in ``passage`` (original offsets), or None.
+    An ellipsis in the quote matches any gap, the parts in order."""
+    parts = [p.strip(_EDGE_PUNCT) for p in _ELLIPSIS.split(quote.strip(_EDGE_PUNCT))]
+    parts = [p for p in parts if p]
+    if not parts:
+        return None
+    hay, index = normalise(passage)
+    pos = 0
+    first = last = None
+    for part in parts:
+        needle, _ = normalise(part)
+        if not needle:
+            continue
+        at = hay.find(needle, pos)
+        if at < 0:
+            return None
+        first = at if first is None else first
+        last = at + len(needle) - 1
+        pos = at + len(needle)
+    if first is None or last is None:
+        return None
+    return index[first], index[last] + 1
+
+
+def is_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text))
+
+
+def _numbers(mark: re.Match[str]) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", mark.group(1))]
+
+
+def validate(answer: str, passages: Sequence[Hit]) -> Validation:
+    errors: list[str] = []
+    warnings: list[str] = []
+    n_pass = len(passages)
+    marks = list(_MARK.finditer(answer))
+    cited: dict[int, tuple[str | None, int | None, int | None]] = {}
+    for m in marks:
+        for n in _numbers(m):
+            if not 1 <= n <= n_pass:
+                errors.append(f"[{n}] does not exist: there are only {n_pass} passages (1–{n_pass}).")
+            else:
+                cited.setdefault(n, (None, None, None))
+
+    for q in _QUOTES.finditer(answer):
+        quote = next(g for g in q.groups() if g is not None)
+        if len(quote.strip(_EDGE_PUNCT)) < 2:
+            continue
+        numbers = _adjacent_citations(answer, q.start(), q.end(), marks)
+        if not numbers:
+            continue
+        valid_numbers = [n for n in numbers if 1 <= n <= n_pass]
+        found = None
+        for n in valid_numbers:
+            span = find_in_passage(quote, passages[n - 1].chunk.text)
+            if span is not None:
+                found = (n, span)
+                break
+        if found is None:
+            if valid_numbers:
+                errors.append(f"The quote \"{quote[:80]}\" is not in passage "
+                              + " or ".join(f"[{n}]" for n in valid_numbers) + ".")
+            continue
+        n, (s, e) = found
+        base = passages[n - 1].chunk.start
+        if cited.get(n, (None,))[0] is None:
+            cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
+
+    refusal = is_refusal(answer) and not cited
+    if n_pass and not marks and not refusal and answer.strip():
+        errors.append("The answer cites no passage: mark each key fact with [n].")
+    if marks:
+        for sentence in _sentences(answer):
+            if len(sentence) >= 25 and not _MARK.search(sentence) and not is_refusal(sentence):
+                warnings.append(f"Uncited claim: {sentence[:80]}")
+
+    citations = tuple(
+        Citation(
+            n=n, kb=passages[n - 1].kb, doc_id=passages[n - 1].chunk.doc_id, path=passages[n - 1].chunk.path,
+            pages=passages[n - 1].chunk.pages, heading_path=passages[n - 1].chunk.heading_path,
+            start=passages[n - 1].chunk.start, end=passages[n - 1].chunk.end,
+            quote=quote, quote_start=qs, quote_end=qe,
+        )
+        for n, (quote, qs, qe) in sorted(cited.items())
+    )
+    return Validation(not errors, tuple(dict.fromkeys(errors)), tuple(warnings), citations, refusal)
+
+
+def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.Match[str]]) -> list[int]:
+    """Citations that belong to the quote at [qstart, qend): the first marks after it in the same
+    sentence, else a mark right before it."""
+    end_of_sentence = _SENTENCE_END.search(answer, qend)
+    limit = end_of_sentence.end() + 12 if end_of_sentence else len(answer)
+    after = [m for m in marks if qend <= m.start() <= limit]
+    if after:
+        # the quote's own group of marks: consecutive marks starting at the first one
+        group = [after[0]]
+        for m in after[1:]:
+            if answer[group[-1].end():m.start()].strip(" ,，、") == "":
+                group.append(m)
+        return [n for m in group for n in _numbers(m)]
+    before = [m for m in marks if m.end() <= qstart and qstart - m.end() <= 3]
+    return _numbers(before[-1]) if before else []
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[。！？!?])|(?<=\.)\s+|\n+", text)
+    return [p.strip() for p in parts if p and p.strip() and not p.strip().startswith("#")]

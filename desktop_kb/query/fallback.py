@@ -1,0 +1,70 @@
+"""Fallback: when retrieval is weak, the LLM chooses reject / clarify / retry_wider (schema-checked).
+
+The signal is the best rerank score when real rerank scores exist; otherwise the embedder's top-1
+cosine similarity, with its own calibrated threshold. Made-up scores are never thresholded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..progress import CancelToken
+from ..protocols import Generator
+from ..text.tokenize import tokenize
+from ..types import FallbackDecision, Hit
+from .llm_json import ask_json
+from .prompts import FALLBACK_SCHEMA, fallback_messages
+
+__all__ = ["Signal", "decide", "is_too_vague", "weak_signal"]
+
+DEFAULT_REJECT = {
+    "en": "The documents don't seem to contain the answer to this question.",
+    "zh": "文档中似乎没有这个问题的答案。",
+}
+
+
+@dataclass(frozen=True)
+class Signal:
+    kind: str  # "rerank" | "dense" | "none"
+    value: float | None
+    threshold: float
+
+    @property
+    def weak(self) -> bool:
+        return self.value is None or self.value < self.threshold
+
+
+def weak_signal(hits: Sequence[Hit], scored: bool, best_dense: float | None,
+                rerank_threshold: float, dense_threshold: float) -> Signal:
+    if not hits:
+        return Signal("none", None, 0.0)
+    if scored:
+        return Signal("rerank", max(h.rerank_score or 0.0 for h in hits), rerank_threshold)
+    return Signal("dense", best_dense, dense_threshold)
+
+
+def is_too_vague(question: str, history: Sequence[tuple[str, str]]) -> bool:
+    """A one-term question with no conversation to resolve it is ambiguous whatever the scores."""
+    return not history and len(set(tokenize(question))) <= 1
+
+
+def _lang(question: str) -> str:
+    from ..text.tokenize import cjk_ratio
+
+    return "zh" if cjk_ratio(question) > 0.3 else "en"
+
+
+def decide(question: str, hits: Sequence[Hit], generator: Generator | None, *, allow_retry: bool,
+           cancel: CancelToken | None = None) -> FallbackDecision:
+    """Ask the LLM; anything invalid (or a retry that is not allowed) becomes reject."""
+    reply = ask_json(generator, fallback_messages(question, hits), FALLBACK_SCHEMA, max_tokens=120,
+                     cancel=cancel) if generator is not None else None
+    if reply is None or (reply["decision"] == "retry_wider" and not allow_retry):
+        return FallbackDecision("reject", DEFAULT_REJECT[_lang(question)])
+    message = str(reply.get("message", "")).strip()
+    if reply["decision"] == "reject" and not message:
+        message = DEFAULT_REJECT[_lang(question)]
+    if reply["decision"] == "clarify" and not message:
+        return FallbackDecision("reject", DEFAULT_REJECT[_lang(question)])
+    return FallbackDecision(reply["decision"], message)

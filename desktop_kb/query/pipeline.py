@@ -1,0 +1,133 @@
+"""The answer pipeline (RRR), wired in plain Python:
+rewrite → retrieve (hybrid, adaptive RRF) → rerank → fallback → generate → validate citations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from ..progress import CancelToken
+from ..protocols import SearchFilter
+from ..types import Answer, FallbackDecision, Hit
+from .citations import validate
+from .fallback import decide, is_too_vague, weak_signal
+from .generate import generate, order_passages
+from .prompts import correction_message
+from .rerank import rerank
+from .retrieve import retrieve
+from .rewrite import rewrite
+
+if TYPE_CHECKING:
+    from ..kb import Library
+
+__all__ = ["answer"]
+
+REFUSAL = {
+    "en": "I couldn't produce an answer whose citations check out against your documents, so I won't guess. "
+          "The passages found are listed below.",
+    "zh": "我无法给出引用可核实的答案，因此不作猜测。下面列出了找到的段落。",
+}
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)
+
+
+def _lang(text: str) -> str:
+    from ..text.tokenize import cjk_ratio
+
+    return "zh" if cjk_ratio(text) > 0.3 else "en"
+
+
+def answer(
+    lib: Library,
+    question: str,
+    *,
+    kbs: Sequence[str] | None = None,
+    flt: SearchFilter | None = None,
+    history: Sequence[tuple[str, str]] = (),
+    reading_order: bool = False,
+    on_token: Callable[[str], None] | None = None,
+    on_restart: Callable[[], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> Answer:
+    question = " ".join(question.split())
+    q = lib.settings.query
+    timings: dict[str, float] = {}
+    history = list(history)[-q.history_turns:]
+    views = lib._views(kbs)
+    generator = lib.generator  # fails early with a clear message when the LLM is missing
+    small = lib.small_generator
+
+    with _timed(timings, "rewrite"):
+        queries = rewrite(question, history, small, max_queries=q.max_queries, cancel=cancel)
+
+    def search(recall: int) -> tuple[tuple[Hit, ...], float | None]:
+        with _timed(timings, "retrieve"):
+            res = retrieve(queries, views, lib.embedder, flt=flt, recall=recall, rrf_k=q.rrf_k,
+                           adaptive=q.adaptive_fusion)
+        return res.hits, res.best_dense
+
+    hits, best_dense = search(q.recall)
+    with _timed(timings, "rerank"):
+        ranked = rerank(question, hits, lib.reranker, q.top_k)
+    signal = weak_signal(ranked.hits, ranked.scored, best_dense, q.rerank_threshold, q.dense_threshold)
+    fallback: FallbackDecision | None = None
+    vague = is_too_vague(question, history)
+    if vague or signal.weak:
+        with _timed(timings, "fallback"):
+            fallback = decide(question, ranked.hits, small, allow_retry=not vague, cancel=cancel)
+        if fallback.decision == "retry_wider":
+            hits, best_dense = search(q.recall * 2)
+            with _timed(timings, "rerank"):
+                ranked = rerank(question, hits, lib.reranker, q.top_k)
+            signal = weak_signal(ranked.hits, ranked.scored, best_dense, q.rerank_threshold, q.dense_threshold)
+            if signal.weak:
+                with _timed(timings, "fallback"):
+                    fallback = decide(question, ranked.hits, small, allow_retry=False, cancel=cancel)
+        if fallback.decision in ("reject", "clarify"):
+            return Answer(
+                question=question, text=fallback.message,
+                status="clarify" if fallback.decision == "clarify" else "refused",
+                passages=ranked.hits, queries=tuple(queries), fallback=fallback, timings_ms=timings,
+                rerank_degraded=ranked.degraded,
+            )
+
+    passages = order_passages(ranked.hits, reading_order)
+    with _timed(timings, "generate"):
+        text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
+                                  on_token=on_token, cancel=cancel)
+    with _timed(timings, "validate"):
+        check = validate(text, passages)
+    attempt = 0
+    while not check.valid and attempt < q.citation_retries:
+        attempt += 1
+        if on_restart is not None:
+            on_restart()
+        retry_messages = [*messages, {"role": "assistant", "content": text},
+                          correction_message(check.errors, len(passages))]
+        with _timed(timings, "generate"):
+            text, _ = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
+                               on_token=on_token if on_restart is not None else None, cancel=cancel,
+                               messages=retry_messages)
+        with _timed(timings, "validate"):
+            check = validate(text, passages)
+
+    if not check.valid:
+        return Answer(
+            question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),
+            queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
+            problems=check.errors,
+        )
+    return Answer(
+        question=question, text=text, status="refused" if check.refusal else "answered",
+        citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
+        timings_ms=timings, rerank_degraded=ranked.degraded, problems=check.warnings,
+    )

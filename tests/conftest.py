@@ -1,0 +1,63 @@
+"""Shared fixtures: fresh settings per test, deterministic fakes for plumbing tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_kb.errors import Cancelled
+from desktop_kb.progress import CancelToken
+from desktop_kb.settings import Settings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
+
+
+class ScriptedGenerator:
+    """A fake LLM for plumbing tests: JSON requests get ``json_replies`` in turn (or a default),
+    chat requests get ``answers`` in turn, streamed word by word."""
+
+    id = "test/scripted"
+
+    def __init__(self, answers: Sequence[str] = ("The answer [1].",),
+                 json_replies: Sequence[dict[str, Any] | str] = ()) -> None:
+        self.answers = list(answers)
+        self.json_replies = list(json_replies)
+        self.calls: list[dict[str, Any]] = []
+
+    def chat(self, messages, *, max_tokens=512, temperature=0.0, json_schema=None, on_token=None,
+             cancel: CancelToken | None = None) -> str:
+        self.calls.append({"messages": list(messages), "json_schema": json_schema})
+        if json_schema is not None:
+            reply = self.json_replies.pop(0) if self.json_replies else _default_json(json_schema)
+            return reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+        text = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        out = []
+        for piece in text.split(" "):
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled()
+            tok = piece if not out else " " + piece
+            out.append(tok)
+            if on_token is not None:
+                on_token(tok)
+        return "".join(out)
+
+
+def _default_json(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties", {})
+    if "decision" in props:
+        return {"decision": "reject", "message": "Not in the documents."}
+    if "query" in props:
+        return {"query": "unused"}
+    return {}
+
+
+@pytest.fixture
+def scripted() -> Callable[..., ScriptedGenerator]:
+    return ScriptedGenerator

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from desktop_kb.query.citations import find_in_passage, is_refusal, validate
+from desktop_kb.types import Chunk, Hit
+
+
+def _hit(text: str, start: int = 100, path: str = "/d/a.md") -> Hit:
+    return Hit(Chunk("c", "doc1", path, 0, text, ("财务", "发票"), start, start + len(text), (3,)), "kb", 1.0)
+
+
+PASSAGES = [
+    _hit("Invoices must be paid within 30 days of receipt. Late payments incur a 2% fee."),
+    _hit("增值税专用发票的开具期限为交易发生后三十天内。逾期不得补开。", start=500),
+]
+
+
+def test_valid_answer_with_quotes_in_both_languages():
+    v = validate('Pay within 30 days [1]. The rule says "Late payments incur a 2% fee" [1]. '
+                 '中文规定「逾期不得补开」[2]。', PASSAGES)
+    assert v.valid, v.errors
+    by_n = {c.n: c for c in v.citations}
+    assert set(by_n) == {1, 2}
+    assert by_n[1].quote == "Late payments incur a 2% fee"
+    text = PASSAGES[0].chunk.text
+    assert by_n[1].quote_start - 100 == text.index("Late payments")
+    assert by_n[2].quote == "逾期不得补开"
+    assert by_n[2].pages == (3,) and by_n[2].heading_path == ("财务", "发票")
+    assert by_n[2].start == 500
+
+
+def test_nonexistent_passage_is_an_error():
+    v = validate("Pay within 30 days [7].", PASSAGES)
+    assert not v.valid
+    assert any("[7]" in e for e in v.errors)
+
+
+def test_forged_quote_is_an_error():
+    v = validate('The contract says "payment is due within 90 days" [1].', PASSAGES)
+    assert not v.valid
+    assert any("not in passage [1]" in e for e in v.errors)
+
+
+def test_quote_checked_against_the_cited_passage_only():
+    v = validate("It says “逾期不得补开” [1].", PASSAGES)  # the words are in [2], not [1]
+    assert not v.valid
+
+
+def test_whitespace_width_and_case_insensitive():
+    assert find_in_passage("late   PAYMENTS incur", PASSAGES[0].chunk.text) is not None
+    assert find_in_passage("ｌａｔｅ payments", PASSAGES[0].chunk.text) is not None  # full-width
+    assert find_in_passage("逾期 不得 补开", PASSAGES[1].chunk.text) is not None
+
+
+def test_ellipsis_quote_matches_parts_in_order():
+    assert find_in_passage("Invoices must be paid … a 2% fee", PASSAGES[0].chunk.text) is not None
+    assert find_in_passage("a 2% fee … Invoices must", PASSAGES[0].chunk.text) is None
+
+
+def test_answer_without_any_citation_is_an_error_but_refusal_is_not():
+    v = validate("Invoices are due in 30 days.", PASSAGES)
+    assert not v.valid
+    r = validate("The passages do not contain the answer.", PASSAGES)
+    assert r.valid and r.refusal
+    assert is_refusal("文档中没有提到这个信息。")
+
+
+def test_multiple_marks_and_unquoted_terms():
+    v = validate('Both apply [1, 2]. The word "fee" alone is fine [1][2].', PASSAGES)
+    assert v.valid, v.errors
+    assert {c.n for c in v.citations} == {1, 2}
+
+
+def test_uncited_claims_are_flagged_not_fatal():
+    v = validate("Invoices are due in 30 days [1]. Also, refunds take two weeks to arrive at most.", PASSAGES)
+    assert v.valid
+    assert any("Uncited claim" in w for w in v.warnings)
