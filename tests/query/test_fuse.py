@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import pytest
+
+from desktop_kb.protocols import ScoredRecord
+from desktop_kb.query.fuse import adaptive_weights, language_agreement, rrf, term_coverage
+
+
+def _recs(*ids: str) -> list[ScoredRecord]:
+    return [ScoredRecord(i, 1.0 - n / 10, {"id": i}) for n, i in enumerate(ids)]
+
+
+def test_equal_weight_rrf_matches_hand_computation():
+    fused = rrf([_recs("a", "b", "c")], [(_recs("c", "a"), 1.0)], k=60)
+    scores = {f.id: f.score for f in fused}
+    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62)
+    assert [f.id for f in fused] == ["a", "c", "b"]
+
+
+def test_zero_sparse_weight_keeps_dense_order():
+    fused = rrf([_recs("a", "b", "c")], [(_recs("c", "b", "z"), 0.0)], k=60)
+    assert [f.id for f in fused][:3] == ["a", "b", "c"]
+    assert fused[-1].id == "z" and fused[-1].score == 0.0
+
+
+def test_low_sparse_weight_cannot_overturn_dense_top():
+    fused = rrf([_recs("good", "x1", "x2")], [(_recs("noise1", "noise2"), 0.1)], k=60)
+    assert fused[0].id == "good"
+
+
+def test_term_coverage_is_idf_weighted():
+    df = {1: 50, 2: 1}
+    assert term_coverage([1, 2], df, 100) == pytest.approx(1.0)
+    assert term_coverage([3], df, 100) == 0.0
+    rare_missing = term_coverage([1, 3], df, 100)  # the informative term is missing
+    common_missing = term_coverage([2, 3], df, 100)
+    assert 0 < rare_missing < common_missing < 1
+
+
+def test_language_agreement():
+    assert language_agreement(1.0, 1.0) == 1.0
+    assert language_agreement(0.0, 0.98) == pytest.approx(0.08)  # English question, Chinese corpus
+    assert language_agreement(1.0, 0.3) == 1.0  # mixed corpus still agrees
+    w = adaptive_weights("What is the VAT deadline?", corpus_cjk=0.97, coverage=0.4)
+    assert w.dense == 1.0 and w.sparse < 0.1
+    w = adaptive_weights("增值税发票的期限", corpus_cjk=0.97, coverage=1.0)
+    assert w.sparse == 1.0

@@ -1,0 +1,124 @@
+"""The answer pipeline wired end to end with the real store and fakes for the models (plumbing)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from desktop_kb.backends.embed_hash import HashEmbedder
+from desktop_kb.errors import Cancelled
+from desktop_kb.kb import Library
+from desktop_kb.progress import CancelToken
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "invoices.md").write_text("# Invoices\n\nInvoices must be paid within 30 days of receipt.\n", encoding="utf-8")
+    (d / "travel.md").write_text("# Travel\n\nHotels are reimbursed up to 180 euros per night.\n", encoding="utf-8")
+    return d
+
+
+def _lib(settings, gen):
+    s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=0.0))
+    return Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen)
+
+
+def test_answer_streams_and_carries_structured_citations(settings, folder, scripted):
+    gen = scripted(answers=['Invoices are due "within 30 days of receipt" [1].'])
+    tokens: list[str] = []
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"], on_token=tokens.append)
+    assert a.status == "answered"
+    assert len(tokens) > 3 and "".join(tokens).strip() == a.text
+    c = a.citations[0]
+    assert c.n == 1 and c.path.endswith(".md") and c.quote == "within 30 days of receipt"
+    passage = a.passages[0].chunk
+    assert passage.start <= c.quote_start < c.quote_end <= passage.end
+    assert a.rerank_degraded  # no reranker installed
+    assert set(a.timings_ms) >= {"rewrite", "retrieve", "rerank", "generate", "validate"}
+    assert a.queries[0] == "When must invoices be paid?"
+
+
+def test_forged_citation_is_corrected_by_retry(settings, folder, scripted):
+    gen = scripted(answers=["Invoices are due in 30 days [7].", "Invoices are due in 30 days [1]."])
+    restarts: list[int] = []
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"], on_restart=lambda: restarts.append(1))
+    assert a.status == "answered" and a.text.endswith("[1].")
+    assert restarts == [1]
+    last = [c for c in gen.calls if c["json_schema"] is None][-1]["messages"][-1]["content"]
+    assert "[7] does not exist" in last
+
+
+def test_persistently_forged_quote_is_refused_with_passages(settings, folder, scripted):
+    gen = scripted(answers=['They say "payment within 90 days" [1].'])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+    answers = [c for c in gen.calls if c["json_schema"] is None]
+    assert len(answers) == 3  # first try + 2 corrections
+    assert a.status == "refused" and not a.citations
+    assert a.passages and a.problems and "not in passage" in a.problems[0]
+
+
+def test_vague_question_goes_to_fallback(settings, folder, scripted):
+    gen = scripted(json_replies=[{"query": "invoices"}, {"decision": "clarify", "message": "Which invoices?"}])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("invoices", kbs=["kb"])
+    assert a.status == "clarify" and a.text == "Which invoices?"
+    assert a.fallback is not None and a.fallback.decision == "clarify"
+    assert not [c for c in gen.calls if c["json_schema"] is None]  # no answer was generated
+
+
+def test_weak_retrieval_retries_wider_then_rejects(settings, folder, scripted):
+    gen = scripted(json_replies=[{"query": "x"}, {"decision": "retry_wider", "message": ""},
+                                 {"decision": "retry_wider", "message": ""}])
+    s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=1.5))  # always weak
+    with Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("What is the meaning of the quarterly roadmap?", kbs=["kb"])
+    assert a.status == "refused" and a.fallback.decision == "reject"
+    assert len([c for c in gen.calls if c["json_schema"] and "decision" in c["json_schema"]["properties"]]) == 2
+
+
+def test_filters_reach_retrieval(settings, folder, scripted):
+    gen = scripted(answers=["Hotels up to 180 euros [1]."])
+    from desktop_kb.store.filters import parse_filters
+
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"],
+                    flt=parse_filters([f"path={folder / 'travel.md'}"]))
+    assert {h.chunk.path for h in a.passages} == {str(folder / "travel.md")}
+
+
+def test_cancel_stops_generation(settings, folder, scripted):
+    token = CancelToken()
+    gen = scripted(answers=["word " * 200])
+    seen: list[str] = []
+
+    def on_token(t: str) -> None:
+        seen.append(t)
+        if len(seen) == 2:
+            token.cancel()
+
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        with pytest.raises(Cancelled):
+            lib.ask("When must invoices be paid?", kbs=["kb"], on_token=on_token, cancel=token)
+    assert len(seen) <= 3
+
+
+def test_reading_order_sorts_by_file_and_position(settings, folder, scripted):
+    gen = scripted(answers=["Both [1][2]."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("invoices and hotels reimbursement rules", kbs=["kb"], reading_order=True)
+    paths = [h.chunk.path for h in a.passages]
+    assert paths == sorted(paths)

@@ -1,0 +1,84 @@
+"""Rewrite and fallback stages with a scripted generator (plumbing: schema checks, guards)."""
+
+from __future__ import annotations
+
+from desktop_kb.query.fallback import decide, is_too_vague, weak_signal
+from desktop_kb.query.rerank import rerank
+from desktop_kb.query.rewrite import invented_entities, rewrite
+from desktop_kb.types import Chunk, Hit
+
+
+def _hit(text: str, score: float = 0.5) -> Hit:
+    return Hit(Chunk("c" + text[:3], "d", "/a.md", 0, text, (), 0, len(text)), "kb", score)
+
+
+def test_rewrite_keeps_original_first_and_adds_standalone_query(scripted):
+    gen = scripted(json_replies=[{"query": "tax rate for companies in France"}])
+    qs = rewrite("and for companies?", [("What is the tax rate in France?", "It is 20% [1].")], gen)
+    assert qs == ["and for companies?", "tax rate for companies in France"]
+    assert gen.calls[0]["json_schema"] is not None
+
+
+def test_rewrite_falls_back_on_invalid_output(scripted):
+    for bad in ["not json", {"q": "x"}, {"query": ""}, {"query": "x" * 500}]:
+        assert rewrite("What is VAT?", [], scripted(json_replies=[bad])) == ["What is VAT?"]
+
+
+def test_rewrite_rejects_invented_entities(scripted):
+    gen = scripted(json_replies=[{"query": "VAT rules of Acme Corp in 2019"}])
+    assert rewrite("What are the VAT rules?", [], gen) == ["What are the VAT rules?"]
+    assert invented_entities("VAT rules of Acme Corp in 2019", ["What are the VAT rules?"]) == ["Acme", "Corp", "2019"]
+
+
+def test_rewrite_drops_identical_query(scripted):
+    gen = scripted(json_replies=[{"query": "what is vat"}])
+    assert rewrite("What is VAT?", [], gen) == ["What is VAT?"]
+
+
+def test_fallback_decisions_are_schema_checked(scripted):
+    hits = [_hit("some text")]
+    d = decide("tax?", hits, scripted(json_replies=[{"decision": "clarify", "message": "Which tax do you mean?"}]),
+               allow_retry=True)
+    assert d.decision == "clarify" and "Which tax" in d.message
+    d = decide("q", hits, scripted(json_replies=[{"decision": "explode", "message": ""}]), allow_retry=True)
+    assert d.decision == "reject"
+    d = decide("q", hits, scripted(json_replies=[{"decision": "retry_wider", "message": ""}]), allow_retry=False)
+    assert d.decision == "reject"
+    d = decide("问题", hits, scripted(json_replies=["{broken"]), allow_retry=True)
+    assert d.decision == "reject" and "文档" in d.message
+
+
+def test_vague_and_weak_signals():
+    assert is_too_vague("tax?", [])
+    assert is_too_vague("发票", [])
+    assert not is_too_vague("tax?", [("What is VAT?", "A tax [1].")])
+    assert not is_too_vague("When is the invoice due?", [])
+    h = [Hit(_hit("x").chunk, "kb", 0.9, rerank_score=0.1)]
+    assert weak_signal(h, True, 0.95, 0.3, 0.8).weak  # the rerank score decides when scored
+    assert not weak_signal(h, False, 0.95, 0.3, 0.8).weak  # else the dense similarity
+    assert weak_signal([], False, None, 0.3, 0.8).weak
+
+
+class _Reranker:
+    id = "test/reranker"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    def score(self, query, passages):
+        if self.fail:
+            raise RuntimeError("boom")
+        return [len(p) / 100 for p in passages]
+
+
+def test_rerank_orders_globally_and_degrades_on_failure():
+    hits = [_hit("a" * n) for n in (10, 50, 30, 20, 40, 60)]
+    r = rerank("q", hits, _Reranker(), 3)
+    assert r.scored and [len(h.chunk.text) for h in r.hits] == [60, 50, 40]
+    assert r.hits[0].rerank_score == 0.6
+    bad = rerank("q", hits, _Reranker(fail=True), 3)
+    assert bad.degraded and not bad.scored and bad.hits == tuple(hits[:3])
+    none = rerank("q", hits, None, 3)
+    assert none.degraded and "no reranker" in none.reason
+    few = rerank("q", hits[:2], _Reranker(), 3)
+    assert not few.scored and not few.degraded
