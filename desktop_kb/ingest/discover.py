@@ -47,12 +47,13 @@ def _skipped(name: str) -> bool:
     return name.startswith((".", "~$", "~lock.")) or lower in _SYSTEM_NAMES or lower.endswith((".tmp", ".part"))
 
 
-def _walk(root: Path, extensions: frozenset[str]) -> Iterable[Path]:
+def _walk(root: Path, extensions: frozenset[str], exclude: tuple[str, ...]) -> Iterable[Path]:
     if root.is_file():
         yield root  # an explicitly named file is taken whatever its extension
         return
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not _skipped(d))
+        dirnames[:] = sorted(d for d in dirnames
+                             if not _skipped(d) and str(Path(dirpath, d).resolve()) not in exclude)
         for name in sorted(filenames):
             if _skipped(name) or Path(name).suffix.lower() not in extensions:
                 continue
@@ -68,14 +69,17 @@ def discover(
     *,
     force: bool = False,
     cancel: CancelToken | None = None,
+    exclude: Iterable[Path] = (),
 ) -> Discovery:
     """Classify files under ``roots`` against ``known`` (the manifest's rows).
 
     A file whose size and mtime match its manifest row reuses the recorded hash (like git's
-    index); otherwise it is hashed. ``force`` treats every present file as changed.
+    index); otherwise it is hashed. ``force`` treats every present file as changed. Folders in
+    ``exclude`` (the app's own data folder) are never walked.
     Deleted = known files under one of the roots that are gone.
     """
     exts = frozenset(e.lower() for e in extensions)
+    skip = tuple(str(Path(p).resolve()) for p in exclude)
     result = Discovery()
     seen: set[str] = set()
     resolved_roots: list[Path] = []
@@ -91,7 +95,11 @@ def discover(
                 result.failed.append(FileFailure(str(root), f"{root} does not exist.", "Check the path."))
             continue
         folder = str(root if root.is_dir() else root.parent)
-        for path in _walk(root, exts):
+        if any(str(root) == s or str(root).startswith(s + os.sep) for s in skip):
+            result.failed.append(FileFailure(str(root), f"{root} is inside desktop-kb's own data folder.",
+                                             "Add your document folders, not the app's data folder."))
+            continue
+        for path in _walk(root, exts, skip):
             if cancel is not None:
                 cancel.raise_if_cancelled()
             key = str(path.resolve())

@@ -37,4 +37,3 @@ def build_points(
 def write_points(store: VectorStore, kb: str, points: Sequence[StoredPoint]) -> None:
     for i in range(0, len(points), UPSERT_BATCH):
         store.upsert(kb, points[i:i + UPSERT_BATCH])
-    store.flush(kb)

@@ -219,3 +219,16 @@ def test_embedder_change_is_refused_then_reembed(settings, tmp_path):
         assert len(r.added) == 3
         assert lib.stats("kb").dim == 32
         assert lib.search("alpha project", kbs=["kb"])
+
+
+def test_own_data_folder_is_never_ingested(tmp_path):
+    from desktop_kb.settings import Settings
+
+    d = _folder(tmp_path)
+    s = Settings(data_dir=d / "appdata")  # the data folder lives inside the documents folder
+    with _lib(s) as lib:
+        lib.ingest("kb", [d])
+        r = lib.ingest("kb", [d])
+        assert len(r.unchanged) == 3 and not r.added  # its converted Markdown was not picked up
+        bad = lib.ingest("kb", [s.data_dir])
+        assert bad.failed and "own data folder" in bad.failed[0].error
