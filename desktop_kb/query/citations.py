@@ -83,7 +83,7 @@ def _numbers(mark: re.Match[str]) -> list[int]:
     return [int(x) for x in re.findall(r"\d+", mark.group(1))]
 
 
-def validate(answer: str, passages: Sequence[Hit]) -> Validation:
+def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Validation:
     errors: list[str] = []
     warnings: list[str] = []
     n_pass = len(passages)
@@ -120,7 +120,7 @@ def validate(answer: str, passages: Sequence[Hit]) -> Validation:
         if cited.get(n, (None,))[0] is None:
             cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
 
-    errors.extend(_unsupported(answer, passages))
+    errors.extend(_unsupported(answer, passages, question))
     refusal = is_refusal(answer) and not cited
     if n_pass and not marks and not refusal and answer.strip():
         errors.append("The answer cites no passage: mark each key fact with [n].")
@@ -158,13 +158,20 @@ def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.
     return _numbers(before[-1]) if before else []
 
 
-def _unsupported(answer: str, passages: Sequence[Hit]) -> list[str]:
-    """Sentences citing passages they share no content word with (same script only: an English
-    answer may cite a Chinese passage). Catches answers like "Arr, 42 doubloons [1]"."""
+def _unsupported(answer: str, passages: Sequence[Hit], question: str = "") -> list[str]:
+    """Sentences whose cited passages do not support them lexically (same script only: an English
+    answer may cite a Chinese passage):
+
+    * the sentence shares no content word with any passage it cites ("Arr, 42 doubloons [1]");
+    * the sentence restates at least two of the question's key terms that no cited passage
+      mentions (the question asks about "adoptive parents", the passage only about "paid leave"):
+      the typical answer to an unanswerable question.
+    """
     from pathlib import Path
 
     from ..text.tokenize import cjk_ratio, tokenize
 
+    question_terms = {t for t in tokenize(question) if len(t) >= 4 or cjk_ratio(t) > 0}
     problems = []
     for sentence in _sentences(answer):
         numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= len(passages)]
@@ -172,16 +179,24 @@ def _unsupported(answer: str, passages: Sequence[Hit]) -> list[str]:
         words = set(tokenize(claim))
         if not numbers or len(words) < 2:
             continue
-        supported = False
+        cites = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
+        contexts = []
         for n in numbers:
             chunk = passages[n - 1].chunk
-            context = " ".join([chunk.text, *chunk.heading_path, Path(chunk.path).stem])
-            if (cjk_ratio(claim) > 0.5) != (cjk_ratio(chunk.text) > 0.5) or words & set(tokenize(context)):
-                supported = True
-                break
-        if not supported:
-            cites = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
-            problems.append(f"\"{claim.strip()[:80]}\" is not supported by passage {cites}: it shares no words with it.")
+            if (cjk_ratio(claim) > 0.5) != (cjk_ratio(chunk.text) > 0.5):
+                break  # cross-language citation: not judged lexically
+            contexts.append(set(tokenize(" ".join([chunk.text, *chunk.heading_path, Path(chunk.path).stem]))))
+        else:
+            known = set().union(*contexts)
+            if not words & known:
+                problems.append(f"\"{claim.strip()[:80]}\" is not supported by passage {cites}: "
+                                "it shares no words with it.")
+                continue
+            asked = words & question_terms
+            missing = sorted(asked - known)
+            if len(missing) >= 2 and len(missing) * 2 >= len(asked):
+                problems.append(f"Passage {cites} does not mention {', '.join(missing[:5])}: "
+                                "it does not answer the question; say so if no passage does.")
     return problems
 
 

@@ -105,7 +105,7 @@ def answer(
         text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
                                   on_token=on_token, cancel=cancel)
     with _timed(timings, "validate"):
-        check = validate(text, passages)
+        check = validate(text, passages, question)
     attempt = 0
     while not check.valid and attempt < q.citation_retries:
         attempt += 1
@@ -118,7 +118,7 @@ def answer(
                                on_token=on_token if on_restart is not None else None, cancel=cancel,
                                messages=retry_messages)
         with _timed(timings, "validate"):
-            check = validate(text, passages)
+            check = validate(text, passages, question)
 
     if not check.valid:
         return Answer(

@@ -90,3 +90,13 @@ def test_injection_text_in_passages_is_neutralised():
     text = format_passages([hit])
     assert "IGNORE ALL" not in text and "忽略" not in text
     assert text.count(INJECTION_PLACEHOLDER) == 2 and "Open 9-5." in text
+
+
+def test_claim_about_question_terms_the_passage_never_mentions():
+    leave = [_hit("Full-time employees receive 25 days of paid leave per year.")]
+    bad = validate("The parental leave policy for adoptive parents is 25 days of paid leave [1].", leave,
+                   question="What is the parental leave policy for adoptive parents?")
+    assert not bad.valid and any("does not mention" in e for e in bad.errors)
+    good = validate("Full-time employees receive 25 days of paid leave per year [1].", leave,
+                    question="How many days of paid leave do full-time employees get?")
+    assert good.valid, good.errors
