@@ -25,16 +25,16 @@ __all__ = ["main"]
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 
-def _print_json(obj: Any, out: TextIO = sys.stdout) -> None:
-    out.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+def _print_json(obj: Any, out: TextIO | None = None) -> None:
+    (out or sys.stdout).write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
 class _TerminalProgress:
     """A one-line progress bar on stderr (only when it is a terminal)."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
         self._last = 0.0
 
     def __call__(self, p: IngestProgress) -> None:

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from desktop_kb.errors import ConfigError, FilterError
+from desktop_kb.settings import SETTINGS_VERSION, Settings, default_data_dir, load_settings, save_settings
+from desktop_kb.store.filters import parse_filters
+
+
+def test_defaults_and_round_trip(tmp_path):
+    s = load_settings(tmp_path)
+    assert s.data_dir == tmp_path.resolve() and s.chunk.size == 800 and s.chunk.overlap == 120
+    assert s.query.recall == 20 and s.query.top_k == 5 and s.query.rrf_k == 60
+    s2 = s.replace(query=s.query.__class__(recall=40, top_k=8))
+    save_settings(s2)
+    raw = json.loads((tmp_path / "settings.json").read_text())
+    assert raw["version"] == SETTINGS_VERSION
+    assert load_settings(tmp_path).query.recall == 40
+
+
+def test_env_and_explicit_data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DESKTOP_KB_DATA_DIR", str(tmp_path / "env"))
+    assert default_data_dir() == (tmp_path / "env").resolve()
+    assert default_data_dir(tmp_path / "cli") == (tmp_path / "cli").resolve()
+
+
+def test_partial_and_nested_values_merge_with_defaults(tmp_path):
+    (tmp_path / "settings.json").write_text(json.dumps(
+        {"version": 1, "models": {"llm": {"path": "/x.gguf"}, "threads": 1}, "unknown": 5}))
+    s = load_settings(tmp_path)
+    assert s.models.llm.path == "/x.gguf" and s.models.llm.backend == "llama_cpp" and s.models.threads == 1
+
+
+@pytest.mark.parametrize("bad", [
+    {"chunk": {"size": "big"}}, {"chunk": {"size": 50}}, {"query": {"top_k": -1}},
+    {"query": {"recall": 2, "top_k": 5}}, {"language": "fr"}, {"version": 99}, [1, 2],
+])
+def test_bad_settings_are_clear_config_errors(tmp_path, bad):
+    (tmp_path / "settings.json").write_text(json.dumps(bad))
+    with pytest.raises(ConfigError):
+        load_settings(tmp_path)
+
+
+def test_corrupt_settings_file(tmp_path):
+    (tmp_path / "settings.json").write_text("{not json")
+    with pytest.raises(ConfigError) as e:
+        load_settings(tmp_path)
+    assert "settings" in e.value.message.lower()
+
+
+def test_filters_parse_and_reject_hostile_values():
+    f = parse_filters(["tag=a,b", "tag=c", "folder=/docs", "mtime_from=2024-01-01", "mtime_to=1800000000"])
+    assert f.tags == ("a", "b", "c") and f.folders == ("/docs",)
+    assert f.mtime_from == 1704067200 and f.mtime_to == 1800000000
+    for bad in (["nope"], ["color=red"], ["tag=\x00evil"], ["tag=" + "x" * 2000], ["mtime_from=yesterday"],
+                ["mtime_from=2025-01-01", "mtime_to=2024-01-01"], ["tag=" + ",".join(["t"] * 300)]):
+        with pytest.raises(FilterError):
+            parse_filters(bad)
+
+
+def test_settings_is_frozen(tmp_path):
+    s = Settings(data_dir=tmp_path)
+    with pytest.raises(AttributeError):
+        s.language = "zh"  # type: ignore[misc]
