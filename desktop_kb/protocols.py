@@ -145,7 +145,8 @@ class VectorStore(Protocol):
     def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]: ...
 
     def search_both(
-        self, name: str, dense: np.ndarray, sparse: SparseVec, flt: SearchFilter | None, limit: int
+        self, name: str, dense: np.ndarray | None, sparse: SparseVec | None, flt: SearchFilter | None,
+        limit: int,
     ) -> tuple[list[ScoredRecord], list[ScoredRecord]]:
         """Dense and sparse legs in one round trip (fusion happens in ``query.fuse``)."""
         ...

@@ -83,8 +83,8 @@ def discover(
     result = Discovery()
     seen: set[str] = set()
     resolved_roots: list[Path] = []
-    for root in roots:
-        root = Path(root).expanduser()
+    for given in roots:
+        root = Path(given).expanduser()
         try:
             root = root.resolve(strict=False)
         except OSError:
@@ -124,11 +124,12 @@ def discover(
                 result.changed.append(src)
             else:
                 result.unchanged.append(src)
-    for path in known:
-        if path in seen:
+    for known_path in known:
+        if known_path in seen:
             continue
-        if any(path == str(r) or path.startswith(str(r) + os.sep) for r in resolved_roots) and not Path(path).exists():
-            result.deleted.append(path)
+        under = any(known_path == str(r) or known_path.startswith(str(r) + os.sep) for r in resolved_roots)
+        if under and not Path(known_path).exists():
+            result.deleted.append(known_path)
     return result
 
 

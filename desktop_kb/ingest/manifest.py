@@ -106,8 +106,10 @@ class Manifest:
             rows = self._db.execute(
                 "SELECT path, doc_id, folder, size, mtime_ns, sha256, chunks, ingested_at, tags, owner,"
                 " title, warnings, cjk_chars, letters FROM documents").fetchall()
-        return {r[0]: DocumentRow(*r[:8], tuple(json.loads(r[8])), r[9], r[10], tuple(json.loads(r[11])),
-                                  r[12], r[13]) for r in rows}
+        return {r[0]: DocumentRow(path=r[0], doc_id=r[1], folder=r[2], size=r[3], mtime_ns=r[4], sha256=r[5],
+                                  chunks=r[6], ingested_at=r[7], tags=tuple(json.loads(r[8])), owner=r[9],
+                                  title=r[10], warnings=tuple(json.loads(r[11])), cjk_chars=r[12], letters=r[13])
+                for r in rows}
 
     def put_document(self, db: sqlite3.Connection, row: DocumentRow) -> None:
         db.execute(

@@ -75,7 +75,7 @@ def retrieve(
         for kb in kbs:
             svec = kb.sparse.encode_query(query) if mode != "dense" else None
             dense, sparse = kb.store.search_both(kb.name, np.asarray(qvec) if qvec is not None else None,
-                                                 svec, flt, recall)  # type: ignore[arg-type]
+                                                 svec, flt, recall)
             merged_dense.extend(_tag(dense, kb.name))
             if mode == "dense" or svec is None:
                 continue

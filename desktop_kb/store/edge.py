@@ -198,7 +198,8 @@ class EdgeStore:
         if not conds:
             return None
         q = _q()
-        must, must_not = [], []
+        must: list[Any] = []
+        must_not: list[Any] = []
         for c in conds:
             if c.is_range:
                 fc = q.FieldCondition(c.key, range=q.RangeFloat(

@@ -10,6 +10,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import FilterError
 from ..protocols import SearchFilter
@@ -104,12 +105,14 @@ def parse_filters(items: Iterable[str]) -> SearchFilter:
             for part in parts:
                 lists.setdefault(_LIST_KEYS[key], []).append(_check_value(part))
         elif key in _TIME_KEYS:
-            flt = replace(flt, **{key: _parse_time(key, _check_value(value), _TIME_KEYS[key])})
+            times: dict[str, Any] = {key: _parse_time(key, _check_value(value), _TIME_KEYS[key])}
+            flt = replace(flt, **times)
         else:
             raise FilterError(f"Unknown filter key {key[:40]!r}.")
         if sum(len(v) for v in lists.values()) > MAX_VALUES:
             raise FilterError(f"At most {MAX_VALUES} filter values are allowed.")
-    flt = replace(flt, **{k: tuple(dict.fromkeys(v)) for k, v in lists.items()})
+    values: dict[str, Any] = {k: tuple(dict.fromkeys(v)) for k, v in lists.items()}
+    flt = replace(flt, **values)
     for lo, hi in (("mtime_from", "mtime_to"), ("ingested_from", "ingested_to")):
         a, b = getattr(flt, lo), getattr(flt, hi)
         if a is not None and b is not None and a > b:

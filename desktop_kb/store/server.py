@@ -155,7 +155,8 @@ class ServerStore:
         if not conds:
             return None
         m = self._m()
-        must, must_not = [], []
+        must: list[Any] = []
+        must_not: list[Any] = []
         for c in conds:
             if c.is_range:
                 fc = m.FieldCondition(key=c.key, range=m.Range(gte=c.gte, lte=c.lte))

@@ -55,7 +55,7 @@ def _segmenter() -> Callable[[str], list[str]]:
     try:
         import rjieba
 
-        return rjieba.cut_for_search  # type: ignore[no-any-return]
+        return rjieba.cut_for_search
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         import logging
 
@@ -80,7 +80,7 @@ def _stemmer() -> Callable[[str], str]:
     import snowballstemmer
 
     stem = snowballstemmer.stemmer("english")
-    return stem.stemWord  # type: ignore[no-any-return]
+    return stem.stemWord
 
 
 @lru_cache(maxsize=50_000)
