@@ -58,7 +58,7 @@ def _payloads(lib):
 
 
 def test_every_format_ingested(lib_and_folder):
-    lib, d, report = lib_and_folder
+    lib, _, report = lib_and_folder
     assert not report.failed, report.failed
     assert {Path(p).name for p in report.added} == {"财务制度.md", "handbook.md", "policy.docx", "report.pdf",
                                                    "plan.pptx", "prices.xlsx", "page.html"}
@@ -66,7 +66,7 @@ def test_every_format_ingested(lib_and_folder):
 
 
 def test_heading_paths_and_pages(lib_and_folder):
-    lib, d, _ = lib_and_folder
+    lib, _, _ = lib_and_folder
     by_text = {p["text"]: p for p in _payloads(lib)}
     invoice = next(p for t, p in by_text.items() if "增值税专用发票" in t)
     assert invoice["heading_path"] == ["财务", "发票"]
