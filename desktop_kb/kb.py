@@ -111,7 +111,7 @@ class Library:
     def store(self) -> VectorStore:
         with self._lock:
             if self._store is None:
-                from .store import open_store
+                from .factory import open_store
 
                 self._store = open_store(self.settings)
             return self._store
@@ -155,9 +155,9 @@ class Library:
             return self._small_generator
 
     def sparse_encoder(self, avg_len: float = 100.0) -> SparseEncoder:
-        from .backends.sparse_bm25 import BM25Encoder
+        from .factory import build_sparse_encoder
 
-        return BM25Encoder(avg_len=avg_len)
+        return build_sparse_encoder(self.settings, avg_len)
 
     # -- knowledge bases ---------------------------------------------------------------------------
     def _kb_dir(self, name: str) -> Path:

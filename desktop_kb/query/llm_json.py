@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import Cancelled
+from ..errors import Cancelled, GenerationError
 from ..progress import CancelToken
 from ..protocols import ChatMessage, Generator
 
@@ -27,6 +27,6 @@ def ask_json(
         jsonschema.validate(value, schema)
     except Cancelled:
         raise
-    except (ValueError, jsonschema.ValidationError):
-        return None
+    except (ValueError, jsonschema.ValidationError, GenerationError):
+        return None  # unparsable, invalid, or cut off at max_tokens: the caller falls back
     return value if isinstance(value, dict) else None

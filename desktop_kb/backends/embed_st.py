@@ -1,0 +1,90 @@
+"""sentence-transformers embedders from a local folder (optional extra: desktop-kb[st])."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from ._common import (
+    config_dim,
+    e5_prefixes,
+    force_offline,
+    l2_normalise,
+    missing_package,
+    quiet_transformers,
+    require_dir,
+)
+
+__all__ = ["STEmbedder"]
+
+
+class STEmbedder:
+    """``SentenceTransformer(path)`` on the CPU; vectors are L2-normalised float32."""
+
+    def __init__(self, model_id: str, path: str | Path, dim: int = 0, *, batch_size: int = 16) -> None:
+        self.id = model_id
+        self._dir = require_dir(path, f"Embedder {model_id}")
+        self._dim = dim or config_dim(self._dir)
+        self._batch_size = max(1, batch_size)
+        self._query_prefix, self._passage_prefix = e5_prefixes(model_id)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        if self._model is None:
+            force_offline()
+            quiet_transformers()
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise missing_package(
+                    "sentence-transformers", "desktop-kb[st]", f"Embedder {self.id}"
+                ) from exc
+            try:
+                self._model = SentenceTransformer(str(self._dir), device="cpu", local_files_only=True)
+            except (ValueError, OSError, RuntimeError) as exc:
+                raise ModelError(f"Cannot load the embedder in {self._dir}: {exc}") from exc
+        return self._model
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            model = self._get()
+            out = model.encode(
+                texts,
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        vecs = l2_normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
+        if self._dim and vecs.shape[1] != self._dim:
+            raise ModelError(
+                f"Embedder {self.id} returned {vecs.shape[1]}-d vectors, expected {self._dim}.",
+                "Fix models.embedder.dim in the settings (or reinstall the model folder).",
+            )
+        self._dim = int(vecs.shape[1])
+        return vecs
+
+    @property
+    def dim(self) -> int:
+        """Vector size; when neither the settings nor config.json say, one probe text is embedded."""
+        if self._dim <= 0:
+            self._embed(["dim"])
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = int(value)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._embed([self._passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self._query_prefix + text])[0]

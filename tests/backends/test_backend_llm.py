@@ -1,0 +1,154 @@
+"""llama.cpp generation with the real shipped 0.5B GGUF (assembled into a temp folder)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.errors import Cancelled, GenerationError, ModelError, ModelNotInstalled
+from desktop_kb.progress import CancelToken
+from desktop_kb.protocols import Generator
+
+needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python missing")
+MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+@pytest.fixture(scope="module")
+def generator(tmp_path_factory: pytest.TempPathFactory):
+    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
+    from desktop_kb.models.assemble import assemble_gguf
+    from desktop_kb.models.registry import SHIPPED_LLMS
+
+    shipped = SHIPPED_LLMS[MODEL_ID]
+    if importlib.util.find_spec(f"{shipped.package_prefix}_part1") is None:
+        pytest.skip("the 0.5B model packages (desktop-kb[small-llm]) are not installed")
+    path = assemble_gguf(
+        shipped.package_prefix,
+        shipped.n_parts,
+        tmp_path_factory.mktemp("llm") / shipped.filename,
+        expected_size=shipped.size,
+        expected_sha256=shipped.sha256,
+    )
+    gen = LlamaCppGenerator(path, MODEL_ID, n_ctx=2048, n_threads=2)
+    yield gen
+    gen.close()
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_streams_tokens_and_returns_their_concatenation(generator) -> None:
+    assert isinstance(generator, Generator)
+    pieces: list[str] = []
+    out = generator.chat(
+        [{"role": "user", "content": "Name three colours, separated by commas."}],
+        max_tokens=24,
+        on_token=pieces.append,
+    )
+    assert len(pieces) > 1
+    assert "".join(pieces) == out
+    assert out.strip()
+    assert "<|im_end|>" not in out and "<|im_start|>" not in out  # the chat template's stop token works
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_cancel_stops_within_a_few_tokens(generator) -> None:
+    cancel = CancelToken()
+    seen: list[str] = []
+
+    def on_token(piece: str) -> None:
+        seen.append(piece)
+        if len(seen) == 2:
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        generator.chat(
+            [{"role": "user", "content": "Count from 1 to 100, one number per line."}],
+            max_tokens=300,
+            on_token=on_token,
+            cancel=cancel,
+        )
+    assert 2 <= len(seen) <= 5
+    # The generator is usable again after a cancel.
+    assert generator.chat([{"role": "user", "content": "Say OK."}], max_tokens=4)
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_cancelled_before_start_generates_nothing(generator) -> None:
+    cancel = CancelToken()
+    cancel.cancel()
+    seen: list[str] = []
+    with pytest.raises(Cancelled):
+        generator.chat([{"role": "user", "content": "Hi"}], on_token=seen.append, cancel=cancel)
+    assert seen == []
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_json_schema_output_validates(generator) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = {
+        "type": "object",
+        "properties": {
+            # maxLength bounds each string in the grammar: small models otherwise can loop inside a
+            # string until max_tokens and return cut-off JSON.
+            "queries": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 40},
+                "minItems": 1,
+                "maxItems": 2,
+            },
+            "language": {"type": "string", "enum": ["en", "zh"]},
+        },
+        "required": ["queries", "language"],
+        "additionalProperties": False,
+    }
+    out = generator.chat(
+        [
+            {"role": "system", "content": "Rewrite the user's question as search queries. Reply in JSON."},
+            {"role": "user", "content": "如何安装 llama.cpp？"},
+        ],
+        max_tokens=120,
+        json_schema=schema,
+    )
+    data = json.loads(out)
+    jsonschema.validate(data, schema)
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_json_cut_off_by_max_tokens_is_a_generation_error(generator) -> None:
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    with pytest.raises(GenerationError, match="cut off"):
+        generator.chat(
+            [{"role": "user", "content": "Write a long story about a dragon, as JSON."}],
+            max_tokens=6,
+            json_schema=schema,
+        )
+
+
+def test_missing_file_is_model_not_installed(tmp_path: Path) -> None:
+    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
+
+    gen = LlamaCppGenerator(tmp_path / "absent.gguf", "x")
+    with pytest.raises(ModelNotInstalled, match=r"absent\.gguf") as info:
+        gen.chat([{"role": "user", "content": "hi"}])
+    assert "models install" in info.value.hint
+
+
+def test_non_gguf_file_is_a_model_error(tmp_path: Path) -> None:
+    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
+
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"<html>not a model</html>")
+    with pytest.raises(ModelError, match="not a GGUF"):
+        LlamaCppGenerator(bad, "x").load()
