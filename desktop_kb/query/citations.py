@@ -200,6 +200,11 @@ def _unsupported(answer: str, passages: Sequence[Hit], question: str = "") -> li
     return problems
 
 
+_TRAILING_MARKS = re.compile(r"([.。!?！？])((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】])+)")
+
+
 def _sentences(text: str) -> list[str]:
+    # "… per year. [1]" — a citation after the full stop belongs to the sentence before it
+    text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), text)
     parts = re.split(r"(?<=[。！？!?])|(?<=\.)\s+|\n+", text)
     return [p.strip() for p in parts if p and p.strip() and not p.strip().startswith("#")]

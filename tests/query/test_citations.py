@@ -100,3 +100,12 @@ def test_claim_about_question_terms_the_passage_never_mentions():
     good = validate("Full-time employees receive 25 days of paid leave per year [1].", leave,
                     question="How many days of paid leave do full-time employees get?")
     assert good.valid, good.errors
+
+
+def test_citation_after_the_full_stop_belongs_to_the_sentence():
+    leave = [_hit("Full-time employees receive 25 days of paid leave per year.")]
+    v = validate("The parental leave policy for adoptive parents is 25 days of paid leave per year. [1]", leave,
+                 question="What is the parental leave policy for adoptive parents?")
+    assert not v.valid
+    ok = validate("Employees receive 25 days of paid leave. [1]", leave)
+    assert ok.valid and not ok.warnings
