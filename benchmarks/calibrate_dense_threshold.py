@@ -34,7 +34,7 @@ def main() -> None:
     items = [json.loads(line) for line in (ds / "items.jsonl").open(encoding="utf-8")]
     with Library.open(Settings(data_dir=Path(args.data_dir) / "data"), reranker=None) as lib:
         lib.ingest("calib", [docs])
-        view = lib._views(["calib"])[0]
+        view = lib.views(["calib"])[0]
         top1 = {True: [], False: []}
         for it in items:
             vec = lib.embedder.embed_query(it["question"])

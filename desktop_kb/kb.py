@@ -320,7 +320,8 @@ class Library:
                                 self.sparse_encoder(avg))
 
     # -- query -------------------------------------------------------------------------------------
-    def _views(self, kbs: Sequence[str] | None) -> list[Any]:
+    def views(self, kbs: Sequence[str] | None) -> list[Any]:
+        """Retrieval views of the named knowledge bases (all when None), embedder checked."""
         from .query.retrieve import KBView
 
         names = list(kbs) if kbs else self.list_kbs()
@@ -351,7 +352,7 @@ class Library:
         from .query.retrieve import retrieve
 
         q = self.settings.query
-        result = retrieve([query], self._views(kbs), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
+        result = retrieve([query], self.views(kbs), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
                           rrf_k=q.rrf_k, adaptive=q.adaptive_fusion, mode=mode)  # type: ignore[arg-type]
         return list(result.hits[: top_k or q.top_k])
 
