@@ -1,0 +1,445 @@
+"""The chat: question box, streamed Markdown answers with clickable ``[n]`` footnotes, sources
+under each answer, status lines, Stop, and conversations saved per knowledge base.
+
+The answer comes from an *ask function* run on the task runner:
+
+    ask_fn(question, kbs, history, on_token, cancel, on_restart) -> desktop_kb.types.Answer
+
+(by default ``Library.ask``). Tokens stream in through the task's ``token`` signal; ``on_restart``
+means "the text streamed so far is void" (a citation-correction retry streams again).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..progress import CancelToken
+from ..types import Answer, Citation
+from . import errors
+from .conversations import Conversation, ConversationStore, Turn
+from .i18n import tr
+from .markdown import cite_href, markdown_to_html, parse_cite_href
+from .tasks import TaskHandle, TaskRunner
+
+__all__ = ["AskFn", "ChatWidget", "QuestionEdit", "citation_label", "citing_sentence"]
+
+AskFn = Callable[[str, list[str], list[tuple[str, str]], Callable[[str], None], CancelToken, Callable[[], None]],
+                 Answer]
+
+
+def citation_label(c: Citation) -> str:
+    """``file.pdf · p. 3 · Heading › Sub`` (plain text)."""
+    parts = [Path(c.path).name or c.path]
+    if c.pages:
+        parts.append(tr("p. {pages}", pages=str(c.pages[0]) if len(c.pages) == 1 else f"{c.pages[0]}–{c.pages[-1]}"))
+    if c.heading_path:
+        parts.append(" › ".join(c.heading_path))
+    return " · ".join(parts)
+
+
+def citing_sentence(answer: str, n: int) -> str:
+    """The sentence of ``answer`` that carries the first ``[n]`` ("" if none)."""
+    m = re.search(rf"\[(?:\d+\s*[,，]\s*)*{n}(?:\s*[,，]\s*\d+)*\]", answer)
+    if m is None:
+        return ""
+    head = answer[: m.start()].rstrip()
+    if head and head[-1] in ".!?。！？":  # "Claim. [1]": the mark follows the sentence's full stop
+        head = head[:-1]
+    start = max((head.rfind(p) for p in ".!?。！？\n"), default=-1) + 1
+    return answer[start : m.end()].strip()
+
+
+class QuestionEdit(QPlainTextEdit):
+    """Enter asks, Ctrl+Enter (or Shift+Enter) inserts a newline."""
+
+    submitted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("questionBox")
+        self.setPlaceholderText(tr("Ask a question about your documents… (Enter to ask, Ctrl+Enter for a new line)"))
+        self.setTabChangesFocus(True)
+        self.setMaximumHeight(90)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            mods = e.modifiers()
+            if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier):
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            e.accept()
+            return
+        super().keyPressEvent(e)
+
+    def canInsertFromMimeData(self, source: Any) -> bool:
+        # dropped files go to the window (ingest), not into the question as text
+        return False if source.hasUrls() else super().canInsertFromMimeData(source)
+
+    def dragEnterEvent(self, e: Any) -> None:
+        if e.mimeData().hasUrls():
+            e.ignore()
+            return
+        super().dragEnterEvent(e)
+
+
+class ChatWidget(QWidget):
+    citation_clicked = Signal(object, str)  # Citation, the answer sentence that cites it
+    answer_finished = Signal(object)  # Turn
+    busy_changed = Signal(bool)
+
+    def __init__(self, runner: TaskRunner, ask_fn: AskFn | None, store: ConversationStore, *,
+                 history_turns: int = 4, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chat")
+        self.runner = runner
+        self.ask_fn = ask_fn
+        self.store = store
+        self.history_turns = history_turns
+        self.kbs: list[str] = []
+        self.conversation = Conversation(kbs=())
+        self._handle: TaskHandle | None = None
+        self._turn: Turn | None = None
+        self._render_timer = QTimer(self)
+        self._render_timer.setSingleShot(True)
+        self._render_timer.setInterval(40)
+        self._render_timer.timeout.connect(self.render)
+        self.models_dir: Path | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        top = QHBoxLayout()
+        self.kbs_label = QLabel()
+        self.kbs_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.kbs_label.setStyleSheet("font-weight: bold;")
+        top.addWidget(self.kbs_label, 1)
+        top.addWidget(QLabel(tr("Conversation:")))
+        self.conv_combo = QComboBox()
+        self.conv_combo.setObjectName("conversations")
+        self.conv_combo.setMinimumWidth(200)
+        self.conv_combo.activated.connect(self._on_conversation_picked)
+        top.addWidget(self.conv_combo)
+        self.new_btn = QPushButton(tr("New conversation"))
+        self.new_btn.clicked.connect(self.new_conversation)
+        top.addWidget(self.new_btn)
+        layout.addLayout(top)
+
+        self.transcript = QTextBrowser()
+        self.transcript.setObjectName("transcript")
+        self.transcript.setOpenLinks(False)
+        self.transcript.setOpenExternalLinks(False)
+        self.transcript.anchorClicked.connect(self._on_anchor)
+        self.transcript.document().setDefaultStyleSheet(
+            "a { color: #1a5fb4; } pre { background-color: #f4f4f4; } code { background-color: #f0f0f0; }")
+        layout.addWidget(self.transcript, 1)
+
+        self.status = QLabel()
+        self.status.setObjectName("chatStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.status.setStyleSheet("color: #555;")
+        layout.addWidget(self.status)
+
+        row = QHBoxLayout()
+        self.input = QuestionEdit()
+        self.input.submitted.connect(self.submit)
+        row.addWidget(self.input, 1)
+        buttons = QVBoxLayout()
+        self.ask_btn = QPushButton(tr("Ask"))
+        self.ask_btn.setObjectName("askButton")
+        self.ask_btn.setDefault(True)
+        self.ask_btn.clicked.connect(self.submit)
+        self.stop_btn = QPushButton(tr("Stop"))
+        self.stop_btn.setObjectName("stopButton")
+        self.stop_btn.setToolTip(tr("Stop the answer (Esc)"))
+        self.stop_btn.clicked.connect(self.stop)
+        self.stop_btn.setEnabled(False)
+        buttons.addWidget(self.ask_btn)
+        buttons.addWidget(self.stop_btn)
+        row.addLayout(buttons)
+        layout.addLayout(row)
+        self.render()
+
+    # -- knowledge bases and conversations ---------------------------------------------------------
+    def set_kbs(self, kbs: Sequence[str]) -> None:
+        kbs = list(kbs)
+        if sorted(kbs) == sorted(self.kbs):
+            return
+        self.stop()
+        self.kbs = kbs
+        self.kbs_label.setText(tr("Asking: {kbs}", kbs=", ".join(kbs)) if kbs else tr("No knowledge base selected"))
+        saved = self.store.load(kbs) if kbs else []
+        self.conversation = saved[0] if saved else Conversation(kbs=tuple(kbs))
+        self._fill_combo(saved)
+        self.render()
+
+    def _fill_combo(self, saved: list[Conversation] | None = None) -> None:
+        if saved is None:
+            saved = self.store.load(self.kbs) if self.kbs else []
+        self.conv_combo.clear()
+        if not any(c.id == self.conversation.id for c in saved):
+            self.conv_combo.addItem(tr("(new conversation)"), self.conversation.id)
+        for c in saved:
+            when = _dt.datetime.fromtimestamp(c.created_at).strftime("%m-%d %H:%M") if c.created_at else ""
+            self.conv_combo.addItem(f"{c.title}  ({when})", c.id)
+        idx = self.conv_combo.findData(self.conversation.id)
+        self.conv_combo.setCurrentIndex(max(0, idx))
+
+    def _on_conversation_picked(self, index: int) -> None:
+        conv_id = self.conv_combo.itemData(index)
+        if conv_id == self.conversation.id:
+            return
+        self.stop()
+        for c in self.store.load(self.kbs):
+            if c.id == conv_id:
+                self.conversation = c
+                break
+        self.render()
+
+    def open_conversation(self, conv_id: str) -> bool:
+        for c in self.store.load(self.kbs):
+            if c.id == conv_id:
+                self.stop()
+                self.conversation = c
+                self._fill_combo()
+                self.render()
+                return True
+        return False
+
+    def new_conversation(self) -> None:
+        self.stop()
+        self.conversation = Conversation(kbs=tuple(self.kbs))
+        self._fill_combo()
+        self.status.clear()
+        self.render()
+        self.input.setFocus()
+
+    # -- asking ------------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._handle is not None
+
+    def submit(self) -> None:
+        question = self.input.toPlainText().strip()
+        if question and self.ask(question):
+            self.input.clear()
+
+    def ask(self, question: str) -> bool:
+        """Start answering ``question``; False when it cannot start now."""
+        if self.busy:
+            return False
+        if not self.kbs:
+            self.status.setText(tr("Add documents first: drop a folder on the window."))
+            return False
+        if self.ask_fn is None:
+            return False
+        history = self.conversation.history(self.history_turns)
+        kbs = list(self.kbs)
+        turn = Turn(question=question)
+        self.conversation.turns.append(turn)
+        self._turn = turn
+        ask_fn = self.ask_fn
+        handle: TaskHandle | None = None
+
+        def mine(slot: Callable[..., None]) -> Callable[..., None]:
+            return lambda *args: slot(handle, *args)  # type: ignore[arg-type]
+
+        handle = self.runner.run(
+            lambda ctx: ask_fn(question, kbs, history, ctx.on_token, ctx.cancel, ctx.on_restart), "ask",
+            token=mine(self._on_token), restarted=mine(self._on_restart), finished=mine(self._on_answer),
+            failed=mine(self._on_failed), cancelled=mine(self._on_cancelled))
+        self._handle = handle
+        self.status.setText(tr("Searching your documents…"))
+        self._set_busy(True)
+        self.render()
+        return True
+
+    def stop(self) -> None:
+        """Cancel the answer being generated; the UI is free again at once."""
+        handle, turn = self._handle, self._turn
+        if handle is None:
+            return
+        handle.cancel()
+        self._handle = None
+        self._turn = None
+        if turn is not None and not turn.finished:
+            turn.status = "stopped"
+            self._save()
+        self.status.setText(tr("Stopped."))
+        self._set_busy(False)
+        self.render()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.stop_btn.setEnabled(busy)
+        self.ask_btn.setEnabled(not busy)
+        self.conv_combo.setEnabled(not busy)
+        self.busy_changed.emit(busy)
+
+    def _on_token(self, handle: TaskHandle, text: str) -> None:
+        if handle is not self._handle or self._turn is None:
+            return  # a stopped answer's late tokens
+        if not self._turn.answer:
+            self.status.setText(tr("Writing the answer…"))
+        self._turn.answer += text
+        if not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def _on_restart(self, handle: TaskHandle) -> None:
+        if handle is not self._handle or self._turn is None:
+            return
+        self._turn.answer = ""
+        self.status.setText(tr("Checking the citations and writing the answer again…"))
+        self.render()
+
+    def _finish(self, handle: TaskHandle) -> Turn | None:
+        if handle is not self._handle:
+            return None
+        turn = self._turn
+        self._handle = None
+        self._turn = None
+        self._set_busy(False)
+        return turn
+
+    def _on_answer(self, handle: TaskHandle, answer: Answer) -> None:
+        turn = self._finish(handle)
+        if turn is None:
+            return
+        turn.apply_answer(answer)
+        self.status.setText("")
+        self._save()
+        self.render()
+        self.answer_finished.emit(turn)
+
+    def _on_failed(self, handle: TaskHandle, exc: BaseException) -> None:
+        turn = self._finish(handle)
+        if turn is None:
+            return
+        turn.status = "failed"
+        self.conversation.turns.remove(turn)  # nothing worth keeping; the question goes back in the box
+        if not self.input.toPlainText().strip():
+            self.input.setPlainText(turn.question)
+        self.status.setText(tr("The question could not be answered."))
+        self.render()
+        errors.show_error(self.window(), exc, models_dir=self.models_dir)
+
+    def _on_cancelled(self, handle: TaskHandle) -> None:
+        turn = self._finish(handle)
+        if turn is not None:
+            turn.status = "stopped"
+            self.status.setText(tr("Stopped."))
+            self._save()
+            self.render()
+
+    def _save(self) -> None:
+        if not self.conversation.kbs:
+            self.conversation.kbs = tuple(self.kbs)
+        try:
+            self.store.save(self.conversation)
+        except OSError as exc:
+            errors.show_error(self.window(), exc)
+            return
+        self._fill_combo()
+
+    # -- rendering ---------------------------------------------------------------------------------
+    def _notes(self, turn: Turn) -> list[str]:
+        notes = []
+        if turn.status == "refused":
+            notes.append(tr("No answer: your documents do not seem to cover this question."))
+        elif turn.status == "clarify":
+            notes.append(tr("The question is ambiguous — please clarify or rephrase."))
+        elif turn.status == "stopped":
+            notes.append(tr("Stopped."))
+        notes.extend(n for n in turn.notes if n and n not in turn.answer)
+        if turn.rerank_degraded:
+            notes.append(tr("Reranker unavailable: passages were ranked without it, so the answer may be less precise."))
+        return notes
+
+    def turn_html(self, index: int, turn: Turn) -> str:
+        q = html.escape(turn.question, quote=False).replace("\n", "<br>")
+        parts = [
+            '<table width="100%" cellspacing="0" cellpadding="8" style="background-color:#eaf1fb; margin-top:10px;">'
+            f'<tr><td><b>{html.escape(tr("You"))}</b><br>{q}</td></tr></table>'
+        ]
+        valid = {c.n for c in turn.citations} if turn.finished else None
+        if turn.answer:
+            parts.append(markdown_to_html(turn.answer, valid_citations=valid, turn=index))
+        elif turn.status == "pending":
+            parts.append(f'<p style="color:#888;"><i>{html.escape(tr("Thinking…"))}</i></p>')
+        for note in self._notes(turn):
+            parts.append(f'<p style="color:#9a5b00;"><i>{html.escape(note, quote=False)}</i></p>')
+        if turn.citations:
+            rows = "".join(
+                f'<tr><td valign="top"><a href="{cite_href(c.n, index)}" style="text-decoration:none;">[{c.n}]</a></td>'
+                f'<td>{html.escape(citation_label(c), quote=False)}</td></tr>'
+                for c in sorted(turn.citations, key=lambda c: c.n))
+            parts.append(f'<p style="color:#555; margin-bottom:2px;"><b>{html.escape(tr("Sources"))}</b></p>'
+                         f'<table cellspacing="2" cellpadding="1" style="color:#444;">{rows}</table>')
+        elif turn.passages:
+            rows = "".join(
+                f'<tr><td valign="top"><a href="passage:{p.n}#{index}" style="text-decoration:none;">{p.n}.</a></td>'
+                f'<td>{html.escape(citation_label(p), quote=False)}</td></tr>' for p in turn.passages)
+            parts.append(f'<p style="color:#555; margin-bottom:2px;"><b>{html.escape(tr("Passages found"))}</b></p>'
+                         f'<table cellspacing="2" cellpadding="1" style="color:#444;">{rows}</table>')
+        return "\n".join(parts)
+
+    def render(self) -> None:
+        self._render_timer.stop()
+        bar = self.transcript.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 4
+        old = bar.value()
+        turns = self.conversation.turns
+        if not turns:
+            body = ('<p style="color:#777;">' + html.escape(
+                tr("Ask a question about the documents in the selected knowledge bases. Answers cite their "
+                   "sources as [1], [2]…; click one to see the passage.")) + "</p>")
+        else:
+            body = "\n".join(self.turn_html(i, t) for i, t in enumerate(turns))
+        self.transcript.setHtml(body)
+        bar.setValue(bar.maximum() if at_bottom else old)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        href = url.toString()
+        parsed = parse_cite_href(href) or parse_cite_href(href, "passage")
+        if parsed is None:
+            return  # only footnotes and passages are links; nothing else is opened
+        n, index = parsed
+        turns = self.conversation.turns
+        if not turns:
+            return
+        turn = turns[index] if index is not None and 0 <= index < len(turns) else turns[-1]
+        if href.startswith("passage:"):
+            cite = next((p for p in turn.passages if p.n == n), None)
+        else:
+            cite = turn.citation(n)
+        if cite is not None:
+            self.citation_clicked.emit(cite, citing_sentence(turn.answer, n))
+
+    def open_citation(self, n: int, turn_index: int = -1) -> Citation | None:
+        """Open footnote ``n`` of a turn (the last by default) as if its link was clicked."""
+        turns = self.conversation.turns
+        if not turns:
+            return None
+        idx = turn_index % len(turns)
+        self._on_anchor(QUrl(cite_href(n, idx)))
+        return turns[idx].citation(n)
+
+    def answer_html(self) -> str:
+        return self.transcript.toHtml()

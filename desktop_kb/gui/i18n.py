@@ -1,0 +1,216 @@
+"""UI translations: English by default, Simplified Chinese with ``Settings.language == "zh"``.
+
+A dict-based ``tr()`` (no lrelease tool is needed): the English text is the key, ``{name}``
+placeholders are filled with ``str.format``. ``N_()`` marks a string for translation where it is
+defined and ``tr()`` is applied later. ``tests/gui/test_i18n.py`` checks that every literal passed
+to ``tr()``/``N_()`` in the GUI has a Chinese entry with the same placeholders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["N_", "ZH", "language", "set_language", "tr"]
+
+_language = "en"
+
+
+def set_language(lang: str) -> None:
+    global _language
+    _language = lang if lang in ("en", "zh") else "en"
+
+
+def language() -> str:
+    return _language
+
+
+def N_(text: str) -> str:
+    return text
+
+
+def tr(text: str, /, **values: Any) -> str:
+    template = ZH.get(text, text) if _language == "zh" else text
+    return template.format(**values) if values else template
+
+
+ZH: dict[str, str] = {
+    # app / errors
+    "desktop-kb": "desktop-kb",
+    "Settings file problem": "设置文件有问题",
+    "A model is not installed": "模型尚未安装",
+    "desktop-kb needs a model that is not installed yet.": "desktop-kb 需要一个尚未安装的模型。",
+    "Needed file: {path}": "需要的文件：{path}",
+    "Models folder: {path}": "模型文件夹：{path}",
+    "What to do: {hint}": "解决方法：{hint}",
+    "You can still add documents; answers need the model.": "仍可添加文档；回答问题需要该模型。",
+    "Open models folder": "打开模型文件夹",
+    # main window
+    "desktop-kb — answers from your documents": "desktop-kb — 基于你的文档回答问题",
+    "New knowledge base…": "新建知识库…",
+    "Settings…": "设置…",
+    "Quit": "退出",
+    "About desktop-kb": "关于 desktop-kb",
+    "&File": "文件(&F)",
+    "&Chat": "对话(&C)",
+    "&Help": "帮助(&H)",
+    "Models: {emb} · {llm}": "模型：{emb} · {llm}",
+    "Add a folder": "添加文件夹",
+    "Add files": "添加文件",
+    "Documents ({patterns})": "文档（{patterns}）",
+    "Adding documents failed.": "添加文档失败。",
+    "Cancelled; finished files stay indexed.": "已取消；已完成的文件保留在索引中。",
+    "desktop-kb answers questions from your own documents, offline. Every claim is cited; click a footnote "
+    "to see the passage.\n\nData folder: {path}":
+        "desktop-kb 离线地根据你自己的文档回答问题。每个论断都有出处；点击脚注即可查看原文段落。\n\n数据文件夹：{path}",
+    "Created {name}.": "已创建 {name}。",
+    "Wait until adding documents and answering have finished.": "请等待文档添加和回答完成后再操作。",
+    "Deleted {name}.": "已删除 {name}。",
+    "Removed {n} files.": "已移除 {n} 个文件。",
+    "Drop to add to {kb}": "松开以添加到 {kb}",
+    "Queued: will be added after the current documents.": "已排队：将在当前文档处理完后添加。",
+    "Added {n} files to {kb}.": "已向 {kb} 添加 {n} 个文件。",
+    "Settings saved": "设置已保存",
+    "Restart desktop-kb to use the new data folder, store or language.": "请重启 desktop-kb 以使用新的数据文件夹、存储或语言。",
+    "Reranker unavailable: answers are ranked without it.": "重排序模型不可用：检索结果未经重排序。",
+    # knowledge base panel
+    "never": "从未",
+    "Knowledge bases": "知识库",
+    "Tick the knowledge bases to ask; the selected one receives added documents.":
+        "勾选要提问的知识库；选中的知识库接收新添加的文档。",
+    "New…": "新建…",
+    "Rename…": "重命名…",
+    "Delete…": "删除…",
+    "Documents": "文档",
+    "Add folder…": "添加文件夹…",
+    "Add files…": "添加文件…",
+    "Remove": "移除",
+    "Remove the selected files from the knowledge base (the files on disk stay).": "从知识库中移除选中的文件（磁盘上的文件保留）。",
+    "Drop files or folders anywhere on the window to add them.": "把文件或文件夹拖到窗口任意位置即可添加。",
+    "New knowledge base": "新建知识库",
+    "Name:": "名称：",
+    "Rename knowledge base": "重命名知识库",
+    "New name for {name}:": "{name} 的新名称：",
+    "{files} files · {chunks} chunks · {failed} failed": "{files} 个文件 · {chunks} 个片段 · {failed} 个失败",
+    "Last update: {when}": "最近更新：{when}",
+    "Embedder: {id} ({dim} d)": "向量模型：{id}（{dim} 维）",
+    "Chunks: {size} chars, overlap {overlap}": "分块：{size} 字符，重叠 {overlap}",
+    "Answer model: {id}": "回答模型：{id}",
+    "Remove {name} from {kb}?": "从 {kb} 中移除 {name}？",
+    "Remove {n} files from {kb}?": "从 {kb} 中移除 {n} 个文件？",
+    "Remove files": "移除文件",
+    "File": "文件",
+    "State": "状态",
+    "Chunks": "片段",
+    "Delete knowledge base": "删除知识库",
+    "Delete the knowledge base {name} and its index? Your files on disk are not touched.":
+        "删除知识库 {name} 及其索引？磁盘上的文件不受影响。",
+    "No knowledge base yet. Drop a folder on the window to create one.": "还没有知识库。把文件夹拖到窗口上即可创建。",
+    "indexed": "已索引",
+    "failed": "失败",
+    # ingest panel
+    "estimating…": "正在估算…",
+    "about {n} s left": "约剩 {n} 秒",
+    "about {m} min {s} s left": "约剩 {m} 分 {s} 秒",
+    "about {h} h {m} min left": "约剩 {h} 小时 {m} 分",
+    "Cancel": "取消",
+    "Files that could not be added:": "无法添加的文件：",
+    "Dismiss": "关闭",
+    "Adding to {kb}": "正在添加到 {kb}",
+    "Added to {kb}": "已添加到 {kb}",
+    "Looking for files in {what}…": "正在 {what} 中查找文件…",
+    "Stopping after the current file…": "当前文件完成后停止…",
+    "Cancelled — files finished so far stay indexed.": "已取消 — 已完成的文件保留在索引中。",
+    "Done.": "完成。",
+    "{done} / {total} files": "{done} / {total} 个文件",
+    "{done} of {total} files · {chunks} chunks": "{done} / {total} 个文件 · {chunks} 个片段",
+    "{added} added, {updated} updated, {unchanged} unchanged, {deleted} removed, {failed} failed, {chunks} chunks.":
+        "新增 {added}，更新 {updated}，未变 {unchanged}，移除 {deleted}，失败 {failed}，共 {chunks} 个片段。",
+    "finding files": "查找文件",
+    "reading": "读取",
+    "embedding": "向量化",
+    "saving": "保存",
+    "removing": "移除",
+    "done": "完成",
+    # chat
+    "p. {pages}": "第 {pages} 页",
+    "Ask a question about your documents… (Enter to ask, Ctrl+Enter for a new line)":
+        "就你的文档提问…（Enter 提问，Ctrl+Enter 换行）",
+    "New conversation": "新对话",
+    "(new conversation)": "（新对话）",
+    "Conversation:": "对话：",
+    "Ask": "提问",
+    "Stop": "停止",
+    "Stop the answer (Esc)": "停止回答（Esc）",
+    "Searching your documents…": "正在检索你的文档…",
+    "Writing the answer…": "正在生成回答…",
+    "Checking the citations and writing the answer again…": "正在核对引用并重新生成回答…",
+    "Stopped.": "已停止。",
+    "The question could not be answered.": "无法回答这个问题。",
+    "Asking: {kbs}": "提问范围：{kbs}",
+    "No knowledge base selected": "未选择知识库",
+    "Add documents first: drop a folder on the window.": "请先添加文档：把文件夹拖到窗口上。",
+    "No answer: your documents do not seem to cover this question.": "无法回答：你的文档似乎没有涉及这个问题。",
+    "The question is ambiguous — please clarify or rephrase.": "问题不够明确 — 请补充说明或换个说法。",
+    "Reranker unavailable: passages were ranked without it, so the answer may be less precise.":
+        "重排序模型不可用：段落未经重排序，回答可能不够精确。",
+    "You": "你",
+    "Sources": "来源",
+    "Passages found": "检索到的段落",
+    "Thinking…": "思考中…",
+    "Ask a question about the documents in the selected knowledge bases. Answers cite their sources as [1], "
+    "[2]…; click one to see the passage.":
+        "就所选知识库中的文档提问。回答会以 [1]、[2]… 标注出处；点击即可查看原文段落。",
+    # viewer
+    "Close the viewer": "关闭查看器",
+    "Text": "文本",
+    "Page": "页面",
+    "Open original": "打开原文件",
+    "knowledge base {kb}": "知识库 {kb}",
+    "The original file is no longer at {path}": "原文件已不在 {path}",
+    "Page {page} is not in this PDF.": "此 PDF 中没有第 {page} 页。",
+    "page {page}": "第 {page} 页",
+    "pages {first}–{last}": "第 {first}–{last} 页",
+    "This PDF cannot be shown.": "无法显示此 PDF。",
+    "Page {page} of {total}": "第 {page} 页，共 {total} 页",
+    # settings
+    "(default)": "（默认）",
+    "Browse…": "浏览…",
+    "Settings": "设置",
+    "Data folder:": "数据文件夹：",
+    "Language:": "语言：",
+    "empty = built-in store (recommended)": "留空 = 内置存储（推荐）",
+    "Qdrant server URL:": "Qdrant 服务器地址：",
+    "Qdrant API key:": "Qdrant API 密钥：",
+    "A new data folder, language or store is used after a restart.": "新的数据文件夹、语言或存储在重启后生效。",
+    "General": "常规",
+    "Embedder backend:": "向量模型后端：",
+    "Embedder model id:": "向量模型 ID：",
+    "Embedder folder:": "向量模型文件夹：",
+    "Reranker backend:": "重排序模型后端：",
+    "Reranker model id:": "重排序模型 ID：",
+    "Reranker folder:": "重排序模型文件夹：",
+    "LLM backend:": "大模型后端：",
+    "LLM model id:": "大模型 ID：",
+    "LLM file (.gguf):": "大模型文件（.gguf）：",
+    "CPU threads:": "CPU 线程数：",
+    "LLM context size (tokens):": "大模型上下文长度（token）：",
+    "Check that the models load": "检查模型能否加载",
+    "Models": "模型",
+    "Chunk size (characters):": "分块大小（字符）：",
+    "Chunk overlap (characters):": "分块重叠（字符）：",
+    "Recall (passages retrieved):": "召回数（检索的段落数）：",
+    "Top-k (passages given to the LLM):": "Top-k（交给大模型的段落数）：",
+    "Rerank threshold:": "重排序阈值：",
+    "Longest answer (tokens):": "最长回答（token）：",
+    "Changing the chunk size re-indexes every file of a knowledge base the next time documents are added to it.":
+        "修改分块大小后，下次向知识库添加文档时会重新索引其中的所有文件。",
+    "Indexing and search": "索引与检索",
+    "Loading the models… (this can take a minute)": "正在加载模型…（可能需要一分钟）",
+    "Embedder": "向量模型",
+    "Reranker": "重排序模型",
+    "LLM": "大模型",
+    "Small LLM": "小模型",
+    "Choose a folder": "选择文件夹",
+    "Choose a file": "选择文件",
+    "Settings not saved": "设置未保存",
+}

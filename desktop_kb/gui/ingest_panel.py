@@ -1,0 +1,152 @@
+"""Ingestion progress (files and chunks done, current file, ETA, Cancel) and the last run's result
+with the files that failed and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..progress import IngestProgress
+from ..types import IngestReport
+from .i18n import N_, tr
+
+__all__ = ["IngestPanel", "format_eta"]
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return tr("estimating…")
+    s = round(seconds)
+    if s < 60:
+        return tr("about {n} s left", n=s)
+    if s < 3600:
+        return tr("about {m} min {s} s left", m=s // 60, s=s % 60)
+    return tr("about {h} h {m} min left", h=s // 3600, m=(s % 3600) // 60)
+
+
+_STAGES = {"discover": N_("finding files"), "convert": N_("reading"), "embed": N_("embedding"),
+           "write": N_("saving"), "delete": N_("removing"), "done": N_("done")}
+
+
+class IngestPanel(QWidget):
+    cancel_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ingestPanel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 0, 6, 6)
+        self.title = QLabel()
+        self.title.setStyleSheet("font-weight: bold;")
+        layout.addWidget(self.title)
+        row = QHBoxLayout()
+        self.bar = QProgressBar()
+        self.bar.setObjectName("ingestProgress")
+        self.bar.setTextVisible(True)
+        row.addWidget(self.bar, 1)
+        self.cancel_btn = QPushButton(tr("Cancel"))
+        self.cancel_btn.setObjectName("ingestCancel")
+        self.cancel_btn.clicked.connect(self._cancel)
+        row.addWidget(self.cancel_btn)
+        layout.addLayout(row)
+        self.detail = QLabel()
+        self.detail.setObjectName("ingestDetail")
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail.setWordWrap(True)
+        layout.addWidget(self.detail)
+        self.current = QLabel()
+        self.current.setTextFormat(Qt.TextFormat.PlainText)
+        self.current.setStyleSheet("color: #555;")
+        layout.addWidget(self.current)
+        self.failed_label = QLabel(tr("Files that could not be added:"))
+        self.failed_label.setStyleSheet("color: #b00020;")
+        layout.addWidget(self.failed_label)
+        self.failed_list = QListWidget()
+        self.failed_list.setObjectName("failedFiles")
+        self.failed_list.setMaximumHeight(110)
+        self.failed_list.setWordWrap(True)
+        layout.addWidget(self.failed_list)
+        self.dismiss_btn = QPushButton(tr("Dismiss"))
+        self.dismiss_btn.clicked.connect(self.hide)
+        layout.addWidget(self.dismiss_btn, 0, Qt.AlignmentFlag.AlignRight)
+        self.last_progress: IngestProgress | None = None
+        self.hide()
+
+    def start(self, kb: str, paths: list[str]) -> None:
+        self.title.setText(tr("Adding to {kb}", kb=kb))
+        self.bar.setRange(0, 0)  # busy until the files are counted
+        self.detail.setText(tr("Looking for files in {what}…", what=", ".join(Path(p).name for p in paths[:3])
+                               + ("…" if len(paths) > 3 else "")))
+        self.current.clear()
+        self.failed_list.clear()
+        self.failed_label.hide()
+        self.failed_list.hide()
+        self.dismiss_btn.hide()
+        self.cancel_btn.setEnabled(True)
+        self.cancel_btn.show()
+        self.last_progress = None
+        self.show()
+
+    def _cancel(self) -> None:
+        self.cancel_btn.setEnabled(False)
+        self.detail.setText(tr("Stopping after the current file…"))
+        self.cancel_requested.emit()
+
+    def on_progress(self, p: IngestProgress) -> None:
+        self.last_progress = p
+        if p.files_total:
+            self.bar.setRange(0, p.files_total)
+            self.bar.setValue(min(p.files_done, p.files_total))
+            self.bar.setFormat(tr("{done} / {total} files", done=p.files_done, total=p.files_total))
+        if not self.cancel_btn.isEnabled():
+            return  # keep the "stopping" text
+        eta = "" if p.stage == "done" else " · " + format_eta(p.eta_s)
+        self.detail.setText(tr("{done} of {total} files · {chunks} chunks", done=p.files_done,
+                               total=p.files_total, chunks=p.chunks_done) + eta)
+        if p.current_file:
+            self.current.setText(f"{tr(_STAGES.get(p.stage, p.stage))}: {Path(p.current_file).name}")
+
+    def on_finished(self, report: IngestReport) -> None:
+        self.cancel_btn.hide()
+        total = len(report.added) + len(report.updated)
+        self.bar.setRange(0, max(1, self.bar.maximum()))
+        if not report.cancelled:
+            self.bar.setValue(self.bar.maximum())
+        head = tr("Cancelled — files finished so far stay indexed.") if report.cancelled else tr("Done.")
+        self.detail.setText(head + " " + tr(
+            "{added} added, {updated} updated, {unchanged} unchanged, {deleted} removed, {failed} failed, "
+            "{chunks} chunks.", added=len(report.added), updated=len(report.updated),
+            unchanged=len(report.unchanged), deleted=len(report.deleted), failed=len(report.failed),
+            chunks=report.chunks))
+        self.current.clear()
+        self.failed_list.clear()
+        for f in report.failed:
+            item = QListWidgetItem(f"{Path(f.path).name}: {f.error}")
+            item.setToolTip(f"{f.path}\n{f.error}" + (f"\n{f.hint}" if f.hint else ""))
+            self.failed_list.addItem(item)
+        self.failed_label.setVisible(bool(report.failed))
+        self.failed_list.setVisible(bool(report.failed))
+        self.dismiss_btn.show()
+        self.title.setText(tr("Added to {kb}", kb=report.kb) if total or not report.failed else self.title.text())
+
+    def on_stopped(self, message: str) -> None:
+        """The ingest task ended without a report (an error, shown elsewhere)."""
+        self.cancel_btn.hide()
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.detail.setText(message)
+        self.dismiss_btn.show()
+
+    def failed_items(self) -> list[str]:
+        return [self.failed_list.item(i).text() for i in range(self.failed_list.count())]

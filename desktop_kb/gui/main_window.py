@@ -1,0 +1,551 @@
+"""The main window: knowledge bases and documents on the left, the chat in the middle, the
+footnote viewer on the right. Drop files or folders anywhere to add them.
+
+Every Library call runs on the task runner (the Library serialises store access internally);
+results and errors come back as signals; errors are shown only through ``gui.errors``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QMimeData, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..errors import DesktopKBError
+from ..kb import Library
+from ..settings import Settings
+from ..types import Citation, IngestReport
+from . import errors
+from .chat import AskFn, ChatWidget
+from .conversations import ConversationStore
+from .i18n import tr
+from .ingest_panel import IngestPanel
+from .kb_panel import KBPanel
+from .settings_dialog import SettingsDialog
+from .state import GuiState
+from .tasks import TaskHandle, TaskRunner
+from .viewer import ViewerPane
+
+__all__ = ["DEFAULT_KB", "MainWindow", "local_paths"]
+
+log = logging.getLogger(__name__)
+DEFAULT_KB = "default"
+LibraryFactory = Callable[[Settings], Library]
+
+
+def local_paths(mime: QMimeData) -> list[str]:
+    """The local files and folders in a drag (other URLs are ignored)."""
+    if not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+class MainWindow(QMainWindow):
+    kbs_refreshed = Signal(list)  # knowledge base names, after each refresh
+    documents_refreshed = Signal(str)  # the knowledge base whose documents were just listed
+    ingest_finished = Signal(object)  # IngestReport, or None when it ended without one
+    viewer_opened = Signal(object)  # Citation
+    settings_applied = Signal(object)  # Settings
+
+    def __init__(
+        self,
+        library: Library,
+        *,
+        ask_fn: AskFn | None = None,
+        library_factory: LibraryFactory | None = None,
+        runner: TaskRunner | None = None,
+        preload: bool = False,
+        owns_library: bool = True,
+    ) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.lib = library
+        self.settings = library.settings
+        self.library_factory = library_factory or (lambda s: Library.open(s))
+        self.owns_library = owns_library
+        self.runner = runner or TaskRunner(self)
+        self.state = GuiState(self.settings.data_dir)
+        self.conversations = ConversationStore(self.settings.data_dir)
+        self._ingest: TaskHandle | None = None
+        self._ingest_queue: list[tuple[str, list[str]]] = []
+        self._refresh_gen = 0
+        self._docs_gen = 0
+        self._view_gen = 0
+        self._select_after_refresh: str | None = None
+        self._check_after_refresh: list[str] | None = None
+        self._pending_settings: Settings | None = None
+        self.restart_needed = False
+        self._shut_down = False
+
+        self.setWindowTitle(tr("desktop-kb — answers from your documents"))
+        self.setAcceptDrops(True)
+
+        self.kb_panel = KBPanel()
+        self.ingest_panel = IngestPanel()
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.kb_panel, 1)
+        left_layout.addWidget(self.ingest_panel)
+        self.chat = ChatWidget(self.runner, ask_fn or self._library_ask, self.conversations,
+                               history_turns=self.settings.query.history_turns)
+        self.chat.models_dir = self.settings.models_dir
+        self.viewer = ViewerPane()
+        self.viewer.hide()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.chat)
+        self.splitter.addWidget(self.viewer)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
+        self.model_label = QLabel()
+        self.statusBar().addPermanentWidget(self.model_label)
+        self._update_model_label()
+
+        self._build_actions()
+        self._connect()
+        self._restore_state()
+        self._doc_refresh_timer = QTimer(self)
+        self._doc_refresh_timer.setSingleShot(True)
+        self._doc_refresh_timer.setInterval(800)
+        self._doc_refresh_timer.timeout.connect(self.refresh_documents)
+        self.refresh()
+        if preload:
+            self.preload_models()
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        def action(text: str, slot: Callable[[], Any], shortcut: QKeySequence | str | None = None) -> QAction:
+            a = QAction(text, self)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut))
+            a.triggered.connect(slot)
+            return a
+
+        self.add_folder_action = action(tr("Add folder…"), self.add_folder_dialog, QKeySequence.StandardKey.Open)
+        self.add_files_action = action(tr("Add files…"), self.add_files_dialog)
+        self.new_kb_action = action(tr("New knowledge base…"), self.kb_panel.new_kb_dialog)
+        self.settings_action = action(tr("Settings…"), self.open_settings, QKeySequence.StandardKey.Preferences)
+        self.quit_action = action(tr("Quit"), self.close, QKeySequence.StandardKey.Quit)
+        self.new_conv_action = action(tr("New conversation"), self.chat.new_conversation, QKeySequence.StandardKey.New)
+        self.about_action = action(tr("About desktop-kb"), self.about)
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu(tr("&File"))
+        for a in (self.add_folder_action, self.add_files_action, self.new_kb_action):
+            file_menu.addAction(a)
+        file_menu.addSeparator()
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        chat_menu = menu.addMenu(tr("&Chat"))
+        chat_menu.addAction(self.new_conv_action)
+        help_menu = menu.addMenu(tr("&Help"))
+        help_menu.addAction(self.about_action)
+
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        self.stop_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.stop_shortcut.activated.connect(self.chat.stop)
+
+    def _connect(self) -> None:
+        p = self.kb_panel
+        p.create_requested.connect(self.create_kb)
+        p.rename_requested.connect(self.rename_kb)
+        p.delete_requested.connect(self.delete_kb)
+        p.current_changed.connect(lambda _name: self.refresh_documents())
+        p.selection_changed.connect(self._on_selection)
+        p.add_folder_requested.connect(self.add_folder_dialog)
+        p.add_files_requested.connect(self.add_files_dialog)
+        p.remove_files_requested.connect(self.remove_files)
+        self.ingest_panel.cancel_requested.connect(self.cancel_ingest)
+        self.chat.citation_clicked.connect(self.open_citation)
+        self.chat.busy_changed.connect(lambda _b: self._update_busy())
+        self.viewer.closed.connect(self._on_viewer_closed)
+        self.runner.task_done.connect(lambda _h: self._maybe_apply_settings())
+
+    def _restore_state(self) -> None:
+        geometry = self.state.get("geometry")
+        if isinstance(geometry, str) and geometry:
+            self.restoreGeometry(QByteArray.fromHex(geometry.encode()))
+        else:
+            self.resize(1280, 800)
+        sizes = self.state.get("splitter")
+        if isinstance(sizes, list) and len(sizes) == 3 and all(isinstance(s, int) for s in sizes):
+            self.splitter.setSizes([sizes[0], sizes[1], 0])
+        else:
+            self.splitter.setSizes([330, 900, 0])
+        self._select_after_refresh = self.state.get("current_kb")
+
+    def save_state(self) -> None:
+        sizes = self.splitter.sizes()
+        self.state.set(geometry=bytes(self.saveGeometry().toHex()).decode(), splitter=sizes,
+                       checked_kbs=self.kb_panel.checked_kbs(), current_kb=self.kb_panel.current_kb())
+        self.state.save()
+
+    def _update_model_label(self) -> None:
+        m = self.settings.models
+        self.model_label.setText(tr("Models: {emb} · {llm}", emb=m.embedder.id, llm=m.llm.id or "—"))
+
+    # -- background helpers --------------------------------------------------------------------------
+    def _run(self, fn: Callable[[Any], Any], name: str, on_done: Callable[[Any], None] | None = None,
+             on_error: Callable[[BaseException], None] | None = None) -> TaskHandle:
+        return self.runner.run(fn, name, finished=on_done, failed=on_error or self.show_error)
+
+    def show_error(self, exc: BaseException) -> None:
+        errors.show_error(self, exc, models_dir=self.settings.models_dir)
+
+    def _library_ask(self, question: str, kbs: list[str], history: list[tuple[str, str]],
+                     on_token: Callable[[str], None], cancel: Any, on_restart: Callable[[], None]) -> Any:
+        return self.lib.ask(question, kbs=kbs, history=history, on_token=on_token, on_restart=on_restart,
+                            cancel=cancel)
+
+    def preload_models(self) -> TaskHandle:
+        """Load the embedder and the answer model in the background, so the first question is
+        fast and a missing model is reported at start (the first-run dialog)."""
+        lib = self.lib
+
+        def load(_ctx: Any) -> bool:
+            lib.embedder  # noqa: B018 - loading is the point
+            lib.generator  # noqa: B018
+            return lib.reranker is not None
+
+        def loaded(has_reranker: Any) -> None:
+            if not has_reranker:
+                self.statusBar().showMessage(tr("Reranker unavailable: answers are ranked without it."), 8000)
+
+        return self._run(load, "preload", loaded)
+
+    # -- knowledge bases -----------------------------------------------------------------------------
+    def refresh(self) -> TaskHandle:
+        """List the knowledge bases again (then the current one's documents)."""
+        self._refresh_gen += 1
+        gen = self._refresh_gen
+        lib = self.lib
+        handle = self._run(lambda _ctx: lib.list_kbs(), "refresh", lambda names: self._on_kbs(gen, names))
+        return handle
+
+    def _on_kbs(self, gen: int, names: list[str]) -> None:
+        if gen != self._refresh_gen:
+            return
+        current = self._select_after_refresh or self.kb_panel.current_kb()
+        self._select_after_refresh = None
+        if self._check_after_refresh is not None:
+            checked, self._check_after_refresh = self._check_after_refresh, None
+        elif self.kb_panel.kb_names():
+            checked = self.kb_panel.checked_kbs()
+        else:
+            checked = self.state.get("checked_kbs", [])
+        self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
+        if not names:
+            self.kb_panel.set_stats(None)
+            self.kb_panel.set_documents([], {})
+        self.kbs_refreshed.emit(list(names))
+
+    def refresh_documents(self) -> TaskHandle | None:
+        kb = self.kb_panel.current_kb()
+        self._docs_gen += 1
+        gen = self._docs_gen
+        if not kb:
+            return None
+        lib = self.lib
+
+        def load(_ctx: Any) -> tuple[Any, Any, Any]:
+            return lib.stats(kb), lib.documents(kb), lib.failures(kb)
+
+        def shown(result: Any) -> None:
+            if gen != self._docs_gen:
+                return
+            info, rows, failures = result
+            self.kb_panel.set_stats(info, self.settings.models.llm.id)
+            self.kb_panel.set_documents(rows, failures)
+            self.documents_refreshed.emit(kb)
+
+        def failed(exc: BaseException) -> None:
+            if gen == self._docs_gen:
+                self.kb_panel.set_stats(None)
+                self.kb_panel.set_documents([], {})
+                self.show_error(exc)
+
+        return self._run(load, "documents", shown, failed)
+
+    def _on_selection(self, kbs: list[str]) -> None:
+        self.chat.set_kbs(kbs)
+
+    def create_kb(self, name: str) -> TaskHandle:
+        lib = self.lib
+
+        def created(_: Any) -> None:
+            self._select_after_refresh = name
+            self.refresh()
+            self.statusBar().showMessage(tr("Created {name}.", name=name), 5000)
+
+        return self._run(lambda _ctx: lib.create_kb(name), "create", created)
+
+    def _kb_work_allowed(self) -> bool:
+        # also a stopped answer whose worker has not reached its next cancel check yet
+        busy = self._ingest is not None or any(self.runner.running(n) for n in ("ask", "preload", "remove"))
+        if busy:
+            self.statusBar().showMessage(tr("Wait until adding documents and answering have finished."), 6000)
+        return not busy
+
+    def rename_kb(self, old: str, new: str) -> TaskHandle | None:
+        if not self._kb_work_allowed():
+            return None
+        lib = self.lib
+
+        def renamed(_: Any) -> None:
+            self._close_viewer_for(old)
+            self.conversations.rename_kb(old, new)
+            self._select_after_refresh = new
+            self._check_after_refresh = [new if k == old else k for k in self.kb_panel.checked_kbs()]
+            self.refresh()
+
+        return self._run(lambda _ctx: lib.rename_kb(old, new), "rename", renamed)
+
+    def delete_kb(self, name: str) -> TaskHandle | None:
+        if not self._kb_work_allowed():
+            return None
+        lib = self.lib
+
+        def deleted(_: Any) -> None:
+            self._close_viewer_for(name)
+            self.conversations.forget_kb(name)
+            self.chat.set_kbs([])
+            self.refresh()
+            self.statusBar().showMessage(tr("Deleted {name}.", name=name), 5000)
+
+        return self._run(lambda _ctx: lib.delete_kb(name), "delete", deleted)
+
+    def remove_files(self, kb: str, paths: list[str]) -> TaskHandle:
+        lib = self.lib
+
+        def removed(done: Any) -> None:
+            self.refresh_documents()
+            self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)), 5000)
+
+        return self._run(lambda _ctx: lib.remove_files(kb, paths), "remove", removed)
+
+    # -- adding documents ------------------------------------------------------------------------------
+    def add_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, tr("Add a folder"), str(Path.home()))
+        if folder:
+            self.ingest_paths([folder])
+
+    def add_files_dialog(self) -> None:
+        patterns = " ".join(f"*{e}" for e in self.settings.extensions)
+        files, _ = QFileDialog.getOpenFileNames(self, tr("Add files"), str(Path.home()),
+                                                tr("Documents ({patterns})", patterns=patterns))
+        if files:
+            self.ingest_paths(files)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+            kb = self.kb_panel.current_kb() or DEFAULT_KB
+            self.statusBar().showMessage(tr("Drop to add to {kb}", kb=kb))
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: Any) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragLeaveEvent(self, event: Any) -> None:
+        self.statusBar().clearMessage()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = local_paths(event.mimeData())
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.statusBar().clearMessage()
+        self.ingest_paths(paths)
+
+    def ingest_paths(self, paths: Sequence[str], kb: str | None = None) -> TaskHandle | None:
+        """Add files/folders to ``kb`` (default: the selected knowledge base, else "default")."""
+        kb = kb or self.kb_panel.current_kb() or DEFAULT_KB
+        paths = [str(p) for p in paths]
+        if self._ingest is not None:
+            self._ingest_queue.append((kb, paths))
+            self.statusBar().showMessage(tr("Queued: will be added after the current documents."), 6000)
+            return None
+        lib = self.lib
+        self.ingest_panel.start(kb, paths)
+        self._ingest_kb = kb
+        self._ingest_seen_done = 0
+        handle = self.runner.run(
+            lambda ctx: lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel),
+            "ingest", progress=self._on_ingest_progress, finished=self._on_ingest_finished,
+            failed=self._on_ingest_failed, cancelled=self._on_ingest_cancelled, done=self._on_ingest_done)
+        self._ingest = handle
+        self._update_busy()
+        if kb not in self.kb_panel.kb_names():
+            self._select_after_refresh = kb
+        return handle
+
+    def cancel_ingest(self) -> None:
+        if self._ingest is not None:
+            self._ingest.cancel()
+            self._ingest_queue.clear()
+
+    def _on_ingest_progress(self, p: Any) -> None:
+        self.ingest_panel.on_progress(p)
+        if p.files_done != self._ingest_seen_done:
+            self._ingest_seen_done = p.files_done
+            if self._ingest_kb not in self.kb_panel.kb_names():
+                self.refresh()  # the knowledge base was just created
+            elif self.kb_panel.current_kb() == self._ingest_kb and not self._doc_refresh_timer.isActive():
+                self._doc_refresh_timer.start()  # show files as they are indexed
+
+    def _on_ingest_finished(self, report: IngestReport) -> None:
+        self.ingest_panel.on_finished(report)
+        self.statusBar().showMessage(
+            tr("Cancelled; finished files stay indexed.") if report.cancelled else
+            tr("Added {n} files to {kb}.", n=len(report.added) + len(report.updated), kb=report.kb), 8000)
+        self.ingest_finished.emit(report)
+
+    def _on_ingest_failed(self, exc: BaseException) -> None:
+        self.ingest_panel.on_stopped(tr("Adding documents failed."))
+        self.show_error(exc)
+        self.ingest_finished.emit(None)
+
+    def _on_ingest_cancelled(self) -> None:
+        self.ingest_panel.on_stopped(tr("Cancelled; finished files stay indexed."))
+        self.ingest_finished.emit(None)
+
+    def _on_ingest_done(self) -> None:
+        self._ingest = None
+        self._update_busy()
+        kb = self._ingest_kb
+        if kb in self.kb_panel.kb_names():
+            self.kb_panel.set_current_kb(kb)
+        else:
+            self._select_after_refresh = kb
+        self.refresh()
+        self.refresh_documents()
+        if self._ingest_queue:
+            next_kb, next_paths = self._ingest_queue.pop(0)
+            self.ingest_paths(next_paths, next_kb)
+
+    @property
+    def ingesting(self) -> bool:
+        return self._ingest is not None
+
+    def _update_busy(self) -> None:
+        self.kb_panel.set_busy(self._ingest is not None or self.chat.busy)
+
+    # -- footnotes -------------------------------------------------------------------------------------
+    def open_citation(self, citation: Citation, context: str = "") -> TaskHandle:
+        """Show a cited passage in the viewer; ``context`` (the citing sentence) picks the PDF page
+        when the citation has no quote."""
+        self._view_gen += 1
+        gen = self._view_gen
+        lib = self.lib
+
+        def shown(text: Any) -> None:
+            if gen != self._view_gen:
+                return
+            if not self.viewer.isVisible():
+                total = sum(self.splitter.sizes()) or self.width()
+                left = self.splitter.sizes()[0] or 330
+                self.viewer.show()
+                rest = max(0, total - left)
+                self.splitter.setSizes([left, rest * 52 // 100, rest * 48 // 100])
+            self.viewer.show_citation(citation, str(text), context)
+            self.viewer_opened.emit(citation)
+
+        return self._run(lambda _ctx: lib.document_markdown(citation.kb, citation.doc_id), "document", shown)
+
+    def _close_viewer_for(self, kb: str) -> None:
+        if self.viewer.isVisible() and self.viewer.citation is not None and self.viewer.citation.kb == kb:
+            self.viewer.close_viewer()
+
+    def _on_viewer_closed(self) -> None:
+        sizes = self.splitter.sizes()
+        self.splitter.setSizes([sizes[0], sizes[1] + sizes[2], 0])
+
+    # -- settings --------------------------------------------------------------------------------------
+    def open_settings(self) -> SettingsDialog:
+        dlg = SettingsDialog(self.settings, self.runner, self)
+        dlg.saved.connect(self.apply_settings)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
+
+    def apply_settings(self, new: Settings) -> None:
+        """Use saved settings: a new Library is opened once no work is running. A new data folder,
+        store or language needs a restart."""
+        old = self.settings
+        if (new.data_dir != old.data_dir or new.store != old.store or new.language != old.language):
+            self.restart_needed = True
+            from .app import remember_data_dir
+
+            remember_data_dir(new.data_dir)
+            errors.show_info(self, tr("Settings saved"),
+                             tr("Restart desktop-kb to use the new data folder, store or language."))
+            if new.data_dir != old.data_dir:
+                return  # keep working on the current folder until the restart
+        self._pending_settings = new
+        self._maybe_apply_settings()
+
+    def _maybe_apply_settings(self) -> None:
+        new = self._pending_settings
+        if new is None or self.runner.running():
+            return  # applied when the last task ends
+        self._pending_settings = None
+        keep_store = new.data_dir == self.settings.data_dir and new.store == self.settings.store
+        try:
+            if self.owns_library:
+                self.lib.close()
+            self.lib = self.library_factory(new if keep_store else self.settings)
+        except DesktopKBError as exc:
+            self.show_error(exc)
+            return
+        self.settings = self.lib.settings
+        self.chat.history_turns = self.settings.query.history_turns
+        self.owns_library = True
+        self._update_model_label()
+        self.refresh()
+        self.settings_applied.emit(self.settings)
+
+    def about(self) -> None:
+        errors.show_info(self, tr("About desktop-kb"), tr(
+            "desktop-kb answers questions from your own documents, offline. "
+            "Every claim is cited; click a footnote to see the passage.\n\nData folder: {path}",
+            path=str(self.settings.data_dir)))
+
+    # -- closing ---------------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Save the window state, stop every task and release the Library (once)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.save_state()
+        self.chat.stop()
+        self._ingest_queue.clear()
+        self.runner.shutdown(10_000)  # the core stops at its next cancel check
+        if self.owns_library:
+            self.lib.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,392 @@
+"""The footnote viewer: a cited passage inside its document.
+
+"Text" shows the document's converted text (``Library.document_markdown``) as plain text — it is
+data and is never interpreted as HTML or Markdown — scrolled to the passage, which is highlighted
+(chars ``start:end``), with the quoted words (``quote_start:quote_end``) highlighted more
+strongly. For PDFs, "Page" renders the cited page with QtPdf and marks the passage on it.
+"Open original" opens the file in its own application.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QDesktopServices,
+    QFont,
+    QImage,
+    QPainter,
+    QPixmap,
+    QPolygonF,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtPdf import QPdfDocument
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..types import Citation
+from .i18n import tr
+
+__all__ = ["ViewerPane", "open_file", "utf16_offset"]
+
+PASSAGE_BG = QColor("#fff3a3")
+QUOTE_BG = QColor("#ffb347")
+_IGNORED = re.compile(r"[\s#*_|>`]")
+
+
+def open_file(path: str) -> bool:
+    """Open a file with the desktop's default application."""
+    return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(path)))
+
+
+def utf16_offset(text: str, index: int) -> int:
+    """Qt counts positions in UTF-16 code units; Python in code points."""
+    index = max(0, min(index, len(text)))
+    return index + sum(1 for ch in text[:index] if ord(ch) > 0xFFFF)
+
+
+def _stripped_with_map(text: str) -> tuple[str, list[int]]:
+    """``text`` without whitespace and Markdown marks, and each kept char's index in ``text``."""
+    chars, where = [], []
+    for i, ch in enumerate(text):
+        if not _IGNORED.match(ch):
+            chars.append(ch)
+            where.append(i)
+    return "".join(chars), where
+
+
+def find_on_page(page_text: str, needle: str, *, prefix: bool = False) -> tuple[int, int] | None:
+    """(start, length) of ``needle`` in ``page_text`` ignoring whitespace and Markdown marks (and,
+    with ``prefix``, of its first 40 significant chars when the whole does not match), or None."""
+    hay, where = _stripped_with_map(page_text)
+    want, _ = _stripped_with_map(needle)
+    for probe in (want, want[:40]) if prefix else (want,):
+        if len(probe) < 4:
+            continue
+        i = hay.find(probe)
+        if i >= 0:
+            start, end = where[i], where[i + len(probe) - 1] + 1
+            return start, end - start
+    return None
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of 3+ letters/digits, and CJK character pairs (for page matching)."""
+    text = text.lower()
+    words = set(re.findall(r"[^\W\d_]{3,}|\d+%?", text))
+    cjk = re.findall(r"[\u4e00-\u9fff]+", text)
+    words.update(run[i : i + 2] for run in cjk for i in range(len(run) - 1))
+    return words
+
+
+class ViewerPane(QWidget):
+    closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("viewer")
+        self.citation: Citation | None = None
+        self._text = ""
+        self._context = ""
+        self._pdf: QPdfDocument | None = None
+        self._pdf_path = ""
+        self._page_rendered = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        head = QHBoxLayout()
+        self.title = QLabel()
+        self.title.setObjectName("viewerTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setStyleSheet("font-weight: bold; font-size: 14px;")
+        head.addWidget(self.title, 1)
+        close = QToolButton()
+        close.setText("✕")
+        close.setToolTip(tr("Close the viewer"))
+        close.clicked.connect(self.close_viewer)
+        head.addWidget(close)
+        layout.addLayout(head)
+        self.meta = QLabel()
+        self.meta.setObjectName("viewerMeta")
+        self.meta.setTextFormat(Qt.TextFormat.PlainText)
+        self.meta.setWordWrap(True)
+        self.meta.setStyleSheet("color: #555;")
+        layout.addWidget(self.meta)
+
+        self.tabs = QTabWidget()
+        self.text = QTextEdit()
+        self.text.setObjectName("passageText")
+        self.text.setReadOnly(True)
+        self.text.setAcceptRichText(False)
+        self.text.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.tabs.addTab(self.text, tr("Text"))
+        self.page_label = QLabel()
+        self.page_label.setObjectName("pageImage")
+        self.page_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.page_scroll = QScrollArea()
+        self.page_scroll.setWidget(self.page_label)
+        self.page_scroll.setWidgetResizable(True)
+        self.page_scroll.setStyleSheet("QScrollArea { background-color: #777; } QLabel { background-color: #777; }")
+        page_tab = QWidget()
+        page_layout = QVBoxLayout(page_tab)
+        page_layout.setContentsMargins(0, 0, 0, 0)
+        nav = QHBoxLayout()
+        self.prev_btn = QToolButton()
+        self.prev_btn.setText("◀")
+        self.prev_btn.clicked.connect(lambda: self._step_page(-1))
+        self.next_btn = QToolButton()
+        self.next_btn.setText("▶")
+        self.next_btn.clicked.connect(lambda: self._step_page(1))
+        self.page_info = QLabel()
+        nav.addWidget(self.prev_btn)
+        nav.addWidget(self.page_info)
+        nav.addWidget(self.next_btn)
+        nav.addStretch(1)
+        page_layout.addLayout(nav)
+        page_layout.addWidget(self.page_scroll, 1)
+        self.tabs.addTab(page_tab, tr("Page"))
+        self.page_index = 0
+        self.tabs.currentChanged.connect(self._on_tab)
+        layout.addWidget(self.tabs, 1)
+
+        row = QHBoxLayout()
+        self.open_btn = QPushButton(tr("Open original"))
+        self.open_btn.setObjectName("openOriginal")
+        self.open_btn.clicked.connect(self.open_original)
+        row.addStretch(1)
+        row.addWidget(self.open_btn)
+        layout.addLayout(row)
+        self.page_highlighted = False
+
+    # -- showing a citation ------------------------------------------------------------------------
+    def show_citation(self, citation: Citation, document_text: str, context: str = "") -> None:
+        """Show ``citation`` in ``document_text``; ``context`` (the sentence citing it) helps pick the
+        PDF page when there is no quote."""
+        self.citation = citation
+        self._context = context
+        self._text = document_text.replace("\r", " ")  # keep offsets: one char for one char
+        name = Path(citation.path).name or citation.path
+        self.title.setText(f"[{citation.n}] {name}")
+        meta = []
+        if citation.heading_path:
+            meta.append(" › ".join(citation.heading_path))
+        if citation.pages:
+            meta.append(tr("page {page}", page=citation.pages[0]) if len(citation.pages) == 1
+                        else tr("pages {first}–{last}", first=citation.pages[0], last=citation.pages[-1]))
+        meta.append(tr("knowledge base {kb}", kb=citation.kb))
+        self.meta.setText(" · ".join(meta))
+        self.meta.setToolTip(citation.path)
+
+        self.text.setPlainText(self._text)
+        self.text.setExtraSelections(self._selections())
+        exists = Path(citation.path).is_file()
+        self.open_btn.setEnabled(exists)
+        self.open_btn.setToolTip(citation.path if exists else tr("The original file is no longer at {path}",
+                                                                 path=citation.path))
+        is_pdf = exists and citation.path.lower().endswith(".pdf") and bool(citation.pages)
+        on_page_tab = self.isVisible() and self.tabs.currentIndex() == 1
+        self.tabs.setTabEnabled(1, is_pdf)
+        self._page_rendered = False
+        self.page_highlighted = False
+        self.page_label.clear()
+        self.tabs.setCurrentIndex(0)
+        self.show()
+        self._scroll_to_passage()
+        QTimer.singleShot(0, self._scroll_to_passage)  # again once the pane has its final size
+        if on_page_tab and is_pdf:
+            self.tabs.setCurrentIndex(1)  # stay on the page view from one PDF footnote to the next
+
+    def _range(self, start: int | None, end: int | None) -> QTextCursor | None:
+        if start is None or end is None or end <= start:
+            return None
+        cursor = QTextCursor(self.text.document())
+        cursor.setPosition(utf16_offset(self._text, start))
+        cursor.setPosition(utf16_offset(self._text, end), QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def _selections(self) -> list[QTextEdit.ExtraSelection]:
+        c = self.citation
+        out = []
+        if c is None:
+            return out
+        passage = self._range(c.start, c.end)
+        if passage is not None:
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = passage
+            fmt = QTextCharFormat()
+            fmt.setBackground(QBrush(PASSAGE_BG))
+            sel.format = fmt
+            out.append(sel)
+        quote = self._range(c.quote_start, c.quote_end)
+        if quote is not None:
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = quote
+            fmt = QTextCharFormat()
+            fmt.setBackground(QBrush(QUOTE_BG))
+            fmt.setFontWeight(QFont.Weight.Bold)
+            sel.format = fmt
+            out.append(sel)
+        return out
+
+    def _scroll_to_passage(self) -> None:
+        c = self.citation
+        if c is None:
+            return
+        doc_end = QTextCursor(self.text.document())
+        doc_end.movePosition(QTextCursor.MoveOperation.End)
+        self.text.setTextCursor(doc_end)
+        self.text.ensureCursorVisible()
+        at = QTextCursor(self.text.document())
+        at.setPosition(utf16_offset(self._text, c.start))
+        self.text.setTextCursor(at)
+        self.text.ensureCursorVisible()
+        # leave a few lines of context above the passage
+        bar = self.text.verticalScrollBar()
+        rect = self.text.cursorRect(at)
+        bar.setValue(max(0, bar.value() + rect.top() - self.text.viewport().height() // 5))
+
+    def highlighted_text(self) -> str:
+        """The passage as highlighted in the view (read back from the document)."""
+        sels = self.text.extraSelections()
+        return sels[0].cursor.selectedText().replace("\u2029", "\n") if sels else ""
+
+    def quote_text(self) -> str:
+        sels = self.text.extraSelections()
+        return sels[1].cursor.selectedText().replace("\u2029", "\n") if len(sels) > 1 else ""
+
+    def passage_visible(self) -> bool:
+        """Whether the start of the passage is inside the visible part of the text view."""
+        if self.citation is None:
+            return False
+        at = QTextCursor(self.text.document())
+        at.setPosition(utf16_offset(self._text, self.citation.start))
+        rect = self.text.cursorRect(at)
+        return 0 <= rect.top() < self.text.viewport().height()
+
+    # -- PDF page view -----------------------------------------------------------------------------
+    def _on_tab(self, index: int) -> None:
+        if index == 1 and not self._page_rendered:
+            self.render_page()
+
+    def show_page_view(self) -> bool:
+        if not self.tabs.isTabEnabled(1):
+            return False
+        self.tabs.setCurrentIndex(1)
+        return self._page_rendered
+
+    def _load_pdf(self, path: str) -> bool:
+        if self._pdf is None or self._pdf_path != path:
+            self._pdf = QPdfDocument(self)
+            self._pdf_path = path
+            if self._pdf.load(path) != QPdfDocument.Error.None_:
+                self._pdf = None
+                return False
+        return True
+
+    def _marks(self) -> list[tuple[str, QColor]]:
+        """What to look for on the page: each line of the passage, then the quote (stronger)."""
+        c = self.citation
+        assert c is not None
+        marks = [(line, QColor(PASSAGE_BG)) for line in self._text[c.start : c.end].splitlines()
+                 if len(_stripped_with_map(line)[0]) >= 6]
+        if c.quote_start is not None and c.quote_end is not None and c.quote_end > c.quote_start:
+            marks.append((self._text[c.quote_start : c.quote_end], QColor(QUOTE_BG)))
+        return marks
+
+    def _best_page(self) -> int:
+        """The cited page that holds the quote, else the one sharing most words with the citing
+        sentence, else the one with most of the passage (0-based)."""
+        c = self.citation
+        assert c is not None and self._pdf is not None
+        pages = [p - 1 for p in c.pages if 0 < p <= self._pdf.pageCount()] or [0]
+        marks = self._marks()
+        texts = {p: self._pdf.getAllText(p).text() for p in pages}
+        if c.quote_start is not None and marks:
+            for p in pages:
+                if find_on_page(texts[p], marks[-1][0]) is not None:
+                    return p
+        words = _words(self._context)
+
+        def score(p: int) -> tuple[int, int]:
+            on_page = _words(texts[p])
+            return len(words & on_page), sum(find_on_page(texts[p], m) is not None for m, _ in marks)
+
+        return max(pages, key=score)
+
+    def render_page(self, index: int | None = None) -> bool:
+        """Render a page of the cited PDF (default: the best cited page) with the passage marked."""
+        c = self.citation
+        if c is None or not c.pages:
+            return False
+        if not self._load_pdf(c.path):
+            self.page_label.setText(tr("This PDF cannot be shown."))
+            return False
+        assert self._pdf is not None
+        page = self._best_page() if index is None else index
+        if not 0 <= page < self._pdf.pageCount():
+            self.page_label.setText(tr("Page {page} is not in this PDF.", page=page + 1))
+            return False
+        self.page_index = page
+        size_pt = self._pdf.pagePointSize(page)
+        dpr = self.devicePixelRatioF()
+        width = max(400, min(1400, self.page_scroll.viewport().width() - 24)) * dpr
+        scale = width / max(1.0, size_pt.width())
+        size = QSize(int(width), int(size_pt.height() * scale))
+        rendered = self._pdf.render(page, size)
+        image = QImage(size, QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))  # pages render on a transparent background
+        painter = QPainter(image)
+        painter.drawImage(0, 0, rendered)
+        self.page_highlighted = self._paint_marks(painter, page, scale)
+        painter.end()
+        pix = QPixmap.fromImage(image)
+        pix.setDevicePixelRatio(dpr)
+        self.page_label.setPixmap(pix)
+        self.page_info.setText(tr("Page {page} of {total}", page=page + 1, total=self._pdf.pageCount()))
+        self.prev_btn.setEnabled(page > 0)
+        self.next_btn.setEnabled(page + 1 < self._pdf.pageCount())
+        self._page_rendered = True
+        return True
+
+    def _paint_marks(self, painter: QPainter, page: int, scale: float) -> bool:
+        assert self._pdf is not None
+        page_text = self._pdf.getAllText(page).text()
+        painter.setPen(Qt.PenStyle.NoPen)
+        # multiply: a highlighter's colour under the text, which stays black
+        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
+        found = False
+        for needle, color in self._marks():
+            hit = find_on_page(page_text, needle)
+            if hit is None:
+                continue
+            painter.setBrush(color)
+            for poly in self._pdf.getSelectionAtIndex(page, hit[0], hit[1]).bounds():
+                painter.drawPolygon(QPolygonF([QPointF(p.x() * scale, p.y() * scale) for p in poly]))
+            found = True
+        return found
+
+    def _step_page(self, delta: int) -> None:
+        self.render_page(self.page_index + delta)
+
+    # -- actions -----------------------------------------------------------------------------------
+    def open_original(self) -> None:
+        if self.citation is not None:
+            open_file(self.citation.path)
+
+    def close_viewer(self) -> None:
+        self.hide()
+        self.closed.emit()

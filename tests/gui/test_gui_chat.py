@@ -1,0 +1,262 @@
+"""Asking: streamed answers with [n] footnotes, the footnote viewer, Stop, conversations, keys."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pytest
+from gui_fakes import ANSWER, QUOTE, FakeGenerator, find_chunk
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from desktop_kb.gui import viewer as viewer_mod
+
+pytestmark = pytest.mark.gui
+
+LONG_ANSWER = " ".join(["The invoice is due on March 15 [1]."] * 12)
+
+
+def ingest(qtbot, win, folder: Path, kb: str = "default") -> None:
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(folder)], kb=kb)
+    qtbot.waitUntil(lambda: kb in win.kb_panel.kb_names() and win.chat.kbs == [kb], timeout=5000)
+
+
+def click_anchor(qtbot, browser, href: str) -> None:
+    """Click the first link to ``href`` in a QTextBrowser, with the mouse."""
+    doc = browser.document()
+    cursor = QTextCursor(doc)
+    for pos in range(1, doc.characterCount()):
+        cursor.setPosition(pos)
+        if cursor.charFormat().anchorHref() == href:
+            cursor.setPosition(pos)  # just after the link's first character
+            point = browser.cursorRect(cursor).center()
+            point.setX(point.x() + 1)
+            browser.ensureCursorVisible()
+            qtbot.mouseClick(browser.viewport(), Qt.MouseButton.LeftButton, pos=point)
+            return
+    raise AssertionError(f"no link to {href} in {browser.toHtml()[:500]}")
+
+
+def ask(qtbot, win, question: str) -> None:
+    qtbot.keyClicks(win.chat.input, question)
+    qtbot.keyClick(win.chat.input, Qt.Key.Key_Return)
+
+
+def test_ask_streams_tokens_and_shows_footnotes(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.delay_s = 0.12
+    ask(qtbot, win, "When is the invoice due?")
+    assert win.chat.busy and win.chat.input.toPlainText() == ""
+    assert win.chat.stop_btn.isEnabled() and not win.chat.ask_btn.isEnabled()
+    turn = win.chat.conversation.turns[-1]
+    # part of the answer is on screen before the answer is complete
+    qtbot.waitUntil(lambda: 0 < len(turn.answer) < len(ANSWER), timeout=5000)
+    qtbot.waitUntil(lambda: "The invoice" in win.chat.transcript.toPlainText(), timeout=2000)
+    assert not turn.finished
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        pass
+    assert turn.status == "answered" and turn.answer == ANSWER
+    assert fake.calls[0]["kbs"] == ["default"]
+    html = win.chat.transcript.toHtml()
+    assert 'href="cite:1#0"' in html
+    text = win.chat.transcript.toPlainText()
+    assert "due on March 15 [1]" in text
+    assert "Sources" in text and "invoice.md · Invoice 🧾 2024-031 › Payment" in text
+    assert "Reranker unavailable" in text  # the status line
+    assert not win.chat.busy and win.chat.ask_btn.isEnabled()
+
+
+def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_window, docs, monkeypatch):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    win.chat.ask_fn.delay_s = 0
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        ask(qtbot, win, "When is the invoice due?")
+    assert not win.viewer.isVisible()
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000) as opened:
+        click_anchor(qtbot, win.chat.transcript, "cite:1#0")
+    cite = opened.args[0]
+    chunk = find_chunk(win.lib, "default", QUOTE).chunk
+    assert win.viewer.isVisible()
+    assert win.viewer.highlighted_text() == chunk.text  # exactly the cited chunk, emoji before it
+    assert win.viewer.quote_text() == QUOTE
+    assert win.viewer.passage_visible()
+    assert "invoice.md" in win.viewer.title.text() and "[1]" in win.viewer.title.text()
+    assert "Invoice 🧾 2024-031 › Payment" in win.viewer.meta.text()
+    # document text is data: markup in it is shown as typed, not interpreted
+    assert "quote <b>INV-031</b>." in win.viewer.text.toPlainText()
+    assert not win.viewer.tabs.isTabEnabled(1)  # no page view for Markdown
+    opened_files = []
+    monkeypatch.setattr(viewer_mod, "open_file", lambda path: opened_files.append(path) or True)
+    qtbot.mouseClick(win.viewer.open_btn, Qt.MouseButton.LeftButton)
+    assert opened_files == [cite.path]
+
+
+def test_refusal_shows_status_line_and_passages_found(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.text, fake.status, fake.delay_s = "Your documents do not say who signed the invoice.", "refused", 0
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        ask(qtbot, win, "Who signed the invoice?")
+    turn = win.chat.conversation.turns[-1]
+    assert turn.status == "refused" and turn.citations == [] and len(turn.passages) == 1
+    text = win.chat.transcript.toPlainText()
+    assert "No answer: your documents do not seem to cover this question." in text
+    assert "Passages found" in text and "Sources" not in text
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000):
+        click_anchor(qtbot, win.chat.transcript, "passage:1#0")
+    assert win.viewer.highlighted_text() == find_chunk(win.lib, "default", QUOTE).chunk.text
+    assert win.viewer.quote_text() == ""
+
+
+def test_escape_stops_generation_within_a_second(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.text, fake.delay_s = LONG_ANSWER, 0.25
+    win.activateWindow()
+    qtbot.waitActive(win)
+    ask(qtbot, win, "When is the invoice due?")
+    turn = win.chat.conversation.turns[-1]
+    qtbot.waitUntil(lambda: len(turn.answer) > 0, timeout=5000)
+    started = time.monotonic()
+    qtbot.keyClick(win.chat.input, Qt.Key.Key_Escape)
+    # the interface is free at once
+    assert not win.chat.busy and win.chat.ask_btn.isEnabled() and not win.chat.stop_btn.isEnabled()
+    assert turn.status == "stopped"
+    # and the worker really stops
+    qtbot.waitUntil(lambda: fake.finished.is_set() and not win.runner.running("ask"), timeout=1000)
+    assert time.monotonic() - started < 1.0
+    shown = turn.answer
+    assert 0 < len(shown) < len(LONG_ANSWER)
+    qtbot.wait(300)
+    assert turn.answer == shown  # no late tokens
+    assert "Stopped." in win.chat.transcript.toPlainText()
+
+
+def test_followups_pass_history_and_conversations_persist(qtbot, make_window, make_lib, docs, gui_settings):
+    lib = make_lib()
+    win = make_window(lib)
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.delay_s = 0
+    for q in ("When is the invoice due?", "And how do I pay it?"):
+        with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+            ask(qtbot, win, q)
+    assert fake.calls[0]["history"] == []
+    assert fake.calls[1]["history"] == [("When is the invoice due?", ANSWER)]
+    saved = gui_settings.data_dir / "conversations" / "default.json"
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    turns = data["conversations"][0]["turns"]
+    assert [t["question"] for t in turns] == ["When is the invoice due?", "And how do I pay it?"]
+    assert turns[0]["citations"][0]["quote"] == QUOTE
+    conv_id = data["conversations"][0]["id"]
+    win.close()
+
+    # reopened: the conversation is back, and its footnotes still open
+    win2 = make_window(lib)
+    qtbot.waitUntil(lambda: win2.chat.kbs == ["default"], timeout=5000)
+    assert win2.chat.conversation.id == conv_id
+    assert "And how do I pay it?" in win2.chat.transcript.toPlainText()
+    with qtbot.waitSignal(win2.viewer_opened, timeout=5000):
+        win2.chat.open_citation(1, 0)
+    assert QUOTE in win2.viewer.highlighted_text()
+    win2.chat.new_conversation()
+    assert win2.chat.conversation.turns == [] and win2.chat.conversation.id != conv_id
+    assert win2.chat.open_conversation(conv_id) and len(win2.chat.conversation.turns) == 2
+
+
+def test_ctrl_enter_inserts_newline_and_enter_asks(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    win.chat.ask_fn.delay_s = 0
+    qtbot.keyClicks(win.chat.input, "first line")
+    qtbot.keyClick(win.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(win.chat.input, "second line")
+    assert win.chat.input.toPlainText() == "first line\nsecond line"
+    assert not win.chat.busy and win.chat.ask_fn.calls == []
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        qtbot.keyClick(win.chat.input, Qt.Key.Key_Return)
+    assert win.chat.ask_fn.calls[0]["question"] == "first line\nsecond line"
+
+
+needs_pipeline = pytest.mark.skipif(importlib.util.find_spec("desktop_kb.query.pipeline") is None,
+                                    reason="desktop_kb.query.pipeline is not available yet")
+
+
+@needs_pipeline
+def test_real_library_ask_streams_and_cites(qtbot, make_window, make_lib, docs):
+    gen = FakeGenerator(ANSWER, delay_s=0.05)
+    win = make_window(make_lib(generator=gen), ask_fn=None)  # the window's own Library.ask
+    ingest(qtbot, win, docs)
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=30000) as done:
+        ask(qtbot, win, "When is the invoice due?")
+    turn = done.args[0]
+    assert turn.status == "answered", (turn.status, turn.answer, turn.notes)
+    assert turn.answer.startswith("The invoice is due on March 15") and turn.citations
+    assert 'href="cite:1#0"' in win.chat.transcript.toHtml()
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000) as opened:
+        click_anchor(qtbot, win.chat.transcript, "cite:1#0")
+    c = opened.args[0]
+    md = win.lib.document_markdown(c.kb, c.doc_id)
+    assert win.viewer.highlighted_text() == md[c.start : c.end]
+    assert "due on March 15" in win.viewer.highlighted_text()
+
+
+@needs_pipeline
+def test_real_library_ask_stops_within_a_second(qtbot, make_window, make_lib, docs):
+    gen = FakeGenerator(LONG_ANSWER, delay_s=0.25)
+    win = make_window(make_lib(generator=gen), ask_fn=None)
+    ingest(qtbot, win, docs)
+    ask(qtbot, win, "When is the invoice due?")
+    turn = win.chat.conversation.turns[-1]
+    qtbot.waitUntil(lambda: len(turn.answer) > 0, timeout=15000)
+    started = time.monotonic()
+    qtbot.mouseClick(win.chat.stop_btn, Qt.MouseButton.LeftButton)
+    assert not win.chat.busy and turn.status == "stopped"
+    qtbot.waitUntil(lambda: not win.runner.running("ask"), timeout=1000)
+    assert time.monotonic() - started < 1.0
+
+
+def test_pdf_page_view_renders_the_cited_page(qtbot, make_window, tmp_path):
+    from desktop_kb.gui.demo import write_sample_documents
+    from desktop_kb.types import Citation
+
+    folder = tmp_path / "pdfs"
+    write_sample_documents(folder)
+    for p in folder.iterdir():
+        if p.suffix != ".pdf":
+            p.unlink()
+    win = make_window()
+    ingest(qtbot, win, folder)
+    doc = win.lib.documents("default")[0]
+    hit = find_chunk(win.lib, "default", "Service Agreement")
+    assert hit.chunk.pages == (1, 2)
+    md = win.lib.document_markdown("default", doc.doc_id)
+    c = Citation(n=1, kb="default", doc_id=doc.doc_id, path=doc.path, pages=hit.chunk.pages,
+                 heading_path=(), start=hit.chunk.start, end=hit.chunk.end)
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000):
+        win.open_citation(c, "Late payments cost 2% interest per month. [1]")
+    assert win.viewer.tabs.isTabEnabled(1) and win.viewer.show_page_view()
+    assert win.viewer.page_index == 1  # the citing sentence is about page 2
+    assert win.viewer.page_highlighted and not win.viewer.page_label.pixmap().isNull()
+    assert win.viewer.page_info.text() == "Page 2 of 2" and not win.viewer.next_btn.isEnabled()
+    qtbot.mouseClick(win.viewer.prev_btn, Qt.MouseButton.LeftButton)
+    assert win.viewer.page_index == 0 and win.viewer.page_highlighted
+
+    # with a quote, its page wins whatever the sentence says
+    at = md.index("This agreement")
+    quoted = Citation(n=1, kb="default", doc_id=doc.doc_id, path=doc.path, pages=(1, 2), heading_path=(),
+                      start=hit.chunk.start, end=hit.chunk.end, quote="This agreement",
+                      quote_start=at, quote_end=at + len("This agreement"))
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000):
+        win.open_citation(quoted, "Late payments cost 2% interest per month. [1]")
+    assert win.viewer.show_page_view() and win.viewer.page_index == 0
+    assert win.viewer.quote_text() == "This agreement"

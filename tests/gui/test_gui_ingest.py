@@ -1,0 +1,136 @@
+"""Adding documents: drag and drop, progress, cancel, failures, the document list, KB management."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gui_fakes import SlowEmbedder, write_docs
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from desktop_kb.gui import kb_panel
+
+pytestmark = pytest.mark.gui
+
+
+def drop(widget, paths: list[Path]) -> tuple[bool, bool]:
+    """Drag ``paths`` onto ``widget`` and drop them, as the window system would."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, enter)
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, event)
+    return enter.isAccepted(), event.isAccepted()
+
+
+def test_drop_folder_shows_progress_and_lists_documents(qtbot, make_window, docs):
+    win = make_window()
+    progress = []
+    win.ingest_panel.bar.valueChanged.connect(lambda v: progress.append(v))
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+        # dropped on the question box: file drops go to the window, not into the text
+        accepted = drop(win.chat.input, [docs])
+    assert accepted == (True, True)
+    assert win.chat.input.toPlainText() == ""
+    report = done.args[0]
+    assert report is not None and not report.cancelled
+    assert sorted(Path(p).name for p in report.added) == ["invoice.md", "notes.txt"]
+    # progress went through the worker's signals to the bar and the labels
+    last = win.ingest_panel.last_progress
+    assert last is not None and last.files_total == 3 and last.chunks_done >= 2
+    assert progress and max(progress) == 3
+    # failed files are listed with their reason
+    failed = win.ingest_panel.failed_items()
+    assert len(failed) == 1 and failed[0].startswith("empty.txt:") and "empty" in failed[0]
+    qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) == 3, timeout=5000)
+    states = {Path(p).name: s for p, s in win.kb_panel.document_states().items()}
+    assert states == {"invoice.md": "indexed", "notes.txt": "indexed", "empty.txt": "failed"}
+    assert win.kb_panel.kb_names() == ["default"]
+    assert "2 files" in win.kb_panel.stats_label.text() and "test/hash-embedder" in win.kb_panel.stats_label.text()
+
+
+def test_drop_ignores_non_file_urls(qtbot, make_window):
+    win = make_window()
+    mime = QMimeData()
+    mime.setUrls([QUrl("https://example.com/a.pdf")])
+    enter = QDragEnterEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert not enter.isAccepted()
+    assert not win.ingesting
+
+
+def test_cancel_during_ingest_keeps_finished_files(qtbot, make_window, make_lib, tmp_path):
+    folder = write_docs(tmp_path / "many", extra=10)
+    lib = make_lib(embedder=SlowEmbedder(0.3))
+    win = make_window(lib)
+    win.ingest_paths([str(folder)], kb="slow")
+    qtbot.waitUntil(lambda: (win.ingest_panel.last_progress or None) is not None
+                    and win.ingest_panel.last_progress.files_done >= 2, timeout=30000)
+    with qtbot.waitSignal(win.ingest_finished, timeout=15000) as done:
+        qtbot.mouseClick(win.ingest_panel.cancel_btn, Qt.MouseButton.LeftButton)
+    report = done.args[0]
+    assert report is not None and report.cancelled
+    total = 12  # indexable files (empty.txt fails)
+    kept = len(report.added)
+    assert 2 <= kept < total
+    indexed = {d.path for d in lib.documents("slow")}
+    assert indexed == set(report.added)  # every finished file stays indexed, nothing half-written
+    qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) >= kept, timeout=5000)
+    assert "Cancelled" in win.ingest_panel.detail.text()
+    assert not win.ingesting
+
+
+def test_remove_file_from_document_list(qtbot, make_window, docs, monkeypatch):
+    win = make_window()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) == 3, timeout=5000)
+    notes = str((docs / "notes.txt").resolve())
+    win.kb_panel.select_paths([notes])
+    assert win.kb_panel.remove_btn.isEnabled()
+    asked = []
+    monkeypatch.setattr(kb_panel, "confirm", lambda *a: asked.append(a) or True)
+    with qtbot.waitSignal(win.documents_refreshed, timeout=10000):
+        qtbot.mouseClick(win.kb_panel.remove_btn, Qt.MouseButton.LeftButton)
+    assert asked and "notes.txt" in asked[0][2]
+    qtbot.waitUntil(lambda: notes not in win.kb_panel.document_states(), timeout=5000)
+    assert notes not in {d.path for d in win.lib.documents("default")}
+
+
+def test_create_rename_delete_and_multi_select(qtbot, make_window, monkeypatch):
+    win = make_window()
+    for name in ("alpha", "beta"):
+        with qtbot.waitSignal(win.kbs_refreshed, timeout=10000):
+            win.create_kb(name)
+    qtbot.waitUntil(lambda: win.kb_panel.kb_names() == ["alpha", "beta"], timeout=5000)
+
+    # ask across both
+    win.kb_panel.set_checked(["alpha", "beta"])
+    assert sorted(win.chat.kbs) == ["alpha", "beta"]
+
+    # rename through the panel's button (name dialog answered by the test)
+    win.kb_panel.set_current_kb("alpha")
+    monkeypatch.setattr(kb_panel, "ask_name", lambda *a: "gamma")
+    with qtbot.waitSignal(win.kbs_refreshed, timeout=10000):
+        qtbot.mouseClick(win.kb_panel.rename_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.kb_panel.kb_names() == ["beta", "gamma"], timeout=5000)
+    assert win.lib.list_kbs() == ["beta", "gamma"]
+    assert sorted(win.kb_panel.checked_kbs()) == ["beta", "gamma"]
+
+    # delete asks first; "no" keeps it
+    win.kb_panel.set_current_kb("beta")
+    monkeypatch.setattr(kb_panel, "confirm", lambda *a: False)
+    qtbot.mouseClick(win.kb_panel.delete_btn, Qt.MouseButton.LeftButton)
+    assert not win.runner.running("delete")
+    assert win.lib.list_kbs() == ["beta", "gamma"]
+    monkeypatch.setattr(kb_panel, "confirm", lambda *a: True)
+    with qtbot.waitSignal(win.kbs_refreshed, timeout=10000):
+        qtbot.mouseClick(win.kb_panel.delete_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.kb_panel.kb_names() == ["gamma"], timeout=5000)
+    assert win.lib.list_kbs() == ["gamma"]

@@ -1,0 +1,112 @@
+"""Safe answer rendering, translations, Chinese fonts, window state, conversations store, and
+the --screenshot scenario."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QFont, QRawFont
+from PySide6.QtWidgets import QApplication
+
+from desktop_kb.gui import i18n
+from desktop_kb.gui.conversations import Conversation, ConversationStore, Turn
+from desktop_kb.gui.fonts import install_fonts
+from desktop_kb.gui.markdown import markdown_to_html, parse_cite_href
+from desktop_kb.types import Citation
+
+pytestmark = pytest.mark.gui
+
+GUI = Path(__file__).resolve().parents[2] / "desktop_kb" / "gui"
+
+
+def test_markdown_escapes_html_and_links_citations():
+    html = markdown_to_html('<script>alert(1)</script> Due **March 15** [1], see [2, 3] and [x](http://evil)\n'
+                           "- item `<i>code</i>` [4]", valid_citations={1, 2, 3})
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert '<a href="cite:1"' in html and "<sup>[1]</sup>" in html
+    assert '<a href="cite:2"' in html and '<a href="cite:3"' in html
+    assert "<b>March 15</b>" in html
+    assert "http://evil" not in html and "href=\"http" not in html  # links from the model are not clickable
+    assert "<code>&lt;i&gt;code&lt;/i&gt;</code>" in html
+    assert "<sup>[4]</sup>" in html and 'href="cite:4"' not in html  # not a real citation: no link
+    assert parse_cite_href("cite:3#2") == (3, 2) and parse_cite_href("cite:1") == (1, None)
+    assert parse_cite_href("https://x") is None
+
+
+def _marked_strings() -> list[tuple[str, str]]:
+    out = []
+    for path in sorted(GUI.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                out.append((path.name, node.args[0].value))
+    return out
+
+
+def test_every_ui_string_has_a_chinese_translation_with_the_same_placeholders():
+    strings = _marked_strings()
+    assert len(strings) > 100
+    missing = [(f, s) for f, s in strings if s not in i18n.ZH]
+    assert missing == []
+    fields = lambda t: sorted(n for _, n, _, _ in string.Formatter().parse(t) if n)  # noqa: E731
+    wrong = [s for _, s in strings if fields(s) != fields(i18n.ZH[s])]
+    assert wrong == []
+    untranslated = [s for _, s in strings if re.search(r"[a-z]{4}", i18n.ZH[s]) and not re.search(
+        r"[\u4e00-\u9fff]", i18n.ZH[s]) and s not in ("desktop-kb",)]
+    assert untranslated == []
+
+
+def test_chinese_ui_text_renders_with_a_cjk_font(qtbot, make_window):
+    app = QApplication.instance()
+    families = install_fonts(app)
+    if not families:
+        pytest.skip("no CJK font installed (apt-get install fonts-wqy-microhei) and none in resources/fonts")
+    font = app.font()
+    assert any(QRawFont.fromFont(QFont(f)).supportsCharacter("中") for f in font.families())
+    i18n.set_language("zh")
+    win = make_window()
+    assert win.menuBar().actions()[0].text() == "文件(&F)"
+    assert win.chat.ask_btn.text() == "提问"
+    assert win.kb_panel.add_folder_btn.text() == "添加文件夹…"
+
+
+def test_window_geometry_is_remembered(qtbot, make_window, make_lib):
+    lib = make_lib()
+    win = make_window(lib)
+    screen = win.screen().availableGeometry()
+    size = (min(1111, screen.width() - 50), min(707, screen.height() - 50))  # restore clamps to the screen
+    win.resize(*size)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=2000)
+    win.close()
+    assert (lib.settings.data_dir / "gui_state.json").exists()
+    win2 = make_window(lib)
+    assert (win2.width(), win2.height()) == size
+
+
+def test_conversation_store_roundtrip_rename_and_forget(tmp_path):
+    store = ConversationStore(tmp_path)
+    c = Citation(n=1, kb="a", doc_id="d" * 32, path="/x/文件.pdf", pages=(2, 3), heading_path=("H", "S"),
+                 start=5, end=50, quote="q", quote_start=10, quote_end=11)
+    conv = Conversation(kbs=("b", "a"), turns=[Turn("问题？", "答案 [1]", "answered", [c])])
+    path = store.save(conv)
+    assert path.name == "a+b.json"
+    back = store.load(["a", "b"])[0]
+    assert back.turns[0].citations == [c] and back.turns[0].question == "问题？"
+    store.rename_kb("a", "z")
+    assert store.load(["b", "z"])[0].kbs == ("b", "z") and not path.exists()
+    store.forget_kb("z")
+    assert store.load(["b", "z"]) == []
+
+
+def test_screenshot_scenario_saves_pngs(qtbot, tmp_path):
+    from desktop_kb.gui.screenshot import run_screenshots
+
+    out = tmp_path / "shots"
+    assert run_screenshots(QApplication.instance(), out, data_dir=str(tmp_path / "none"), fake=True) == 0
+    names = sorted(p.name for p in out.glob("*.png"))
+    assert names == ["first-run.png", "main-en.png", "main-zh.png", "pdf-page-view.png", "settings.png"]
+    assert all(p.stat().st_size > 20_000 for p in out.glob("*.png"))
