@@ -240,6 +240,13 @@ class Library:
     def failures(self, name: str) -> dict[str, tuple[str, str, str]]:
         return self.manifest(name).failures()
 
+    def forget_failures(self, name: str, paths: Sequence[str]) -> None:
+        """Drop recorded ingest failures (e.g. the user removed or fixed those files)."""
+        m = self.manifest(name)
+        with m.transaction() as db:
+            for p in paths:
+                m.forget_failure(db, str(p))
+
     def document_markdown(self, name: str, doc_id: str) -> str:
         """The converted Markdown of a document (what chunk offsets point into)."""
         if not re.fullmatch(r"[0-9a-f]{8,64}", doc_id):

@@ -232,3 +232,15 @@ def test_own_data_folder_is_never_ingested(tmp_path):
         assert len(r.unchanged) == 3 and not r.added  # its converted Markdown was not picked up
         bad = lib.ingest("kb", [s.data_dir])
         assert bad.failed and "own data folder" in bad.failed[0].error
+
+
+def test_failures_can_be_forgotten(settings, tmp_path):
+    d = tmp_path / "x"
+    d.mkdir()
+    (d / "empty.txt").write_bytes(b"")
+    (d / "ok.md").write_text("# ok\n\nfine\n")
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d])
+        assert list(lib.failures("kb")) == [str(d / "empty.txt")]
+        lib.forget_failures("kb", [str(d / "empty.txt")])
+        assert lib.failures("kb") == {}
