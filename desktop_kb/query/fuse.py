@@ -83,25 +83,29 @@ def rrf(
     dense_weight: float = 1.0,
     limit: int | None = None,
 ) -> list[FusedRecord]:
-    """Σ weight / (k + rank) over every list (rank 1-based); ties keep first-seen order."""
+    """Σ weight / (k + rank) over every list (rank 1-based).
+
+    Ties are common (ranks 1 and 2 mirrored across the legs score the same): they are broken by
+    Σ weight · score / (the list's top score), so the leg that separates its top hit more clearly
+    decides; remaining ties keep first-seen order."""
     scores: dict[str, float] = {}
+    tiebreak: dict[str, float] = {}
     payloads: dict[str, dict] = {}
     dense_best: dict[str, float] = {}
     sparse_best: dict[str, float] = {}
 
     def add(records: Sequence[ScoredRecord], weight: float, best: dict[str, float]) -> None:
+        top = records[0].score if records and records[0].score > 0 else 1.0
         for rank, rec in enumerate(records, start=1):
             payloads.setdefault(rec.id, rec.payload)
             best[rec.id] = max(best.get(rec.id, -math.inf), rec.score)
-            if weight > 0:
-                scores[rec.id] = scores.get(rec.id, 0.0) + weight / (k + rank)
-            else:
-                scores.setdefault(rec.id, 0.0)
+            scores[rec.id] = scores.get(rec.id, 0.0) + (weight / (k + rank) if weight > 0 else 0.0)
+            tiebreak[rec.id] = tiebreak.get(rec.id, 0.0) + weight * rec.score / top
 
     for records in dense_lists:
         add(records, dense_weight, dense_best)
     for records, weight in sparse_lists:
         add(records, weight, sparse_best)
-    order = sorted(scores, key=lambda i: -scores[i])  # stable: first-seen wins ties
+    order = sorted(scores, key=lambda i: (-round(scores[i], 12), -tiebreak[i]))  # stable beyond that
     fused = [FusedRecord(i, scores[i], payloads[i], dense_best.get(i), sparse_best.get(i)) for i in order]
     return fused[:limit] if limit is not None else fused

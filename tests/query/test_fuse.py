@@ -47,3 +47,11 @@ def test_language_agreement():
     assert w.dense == 1.0 and w.sparse < 0.1
     w = adaptive_weights("增值税发票的期限", corpus_cjk=0.97, coverage=1.0)
     assert w.sparse == 1.0
+
+
+def test_mirrored_ranks_tie_is_broken_by_the_clearer_leg():
+    dense = [ScoredRecord("b", 0.90, {}), ScoredRecord("a", 0.89, {})]  # cosines: nearly equal
+    sparse = [ScoredRecord("a", 12.0, {}), ScoredRecord("b", 3.0, {})]  # BM25: a is far ahead
+    fused = rrf([dense], [(sparse, 1.0)], k=60)
+    assert fused[0].score == pytest.approx(fused[1].score)
+    assert [f.id for f in fused] == ["a", "b"]
