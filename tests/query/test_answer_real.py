@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory, shipped_llm):
-    from conftest import real_settings_for
+    from real_models import real_settings_for
 
     d = tmp_path_factory.mktemp("answer_docs")
     (d / "财务制度.md").write_text(

@@ -41,10 +41,11 @@ def test_term_coverage_is_idf_weighted():
 
 def test_language_agreement():
     assert language_agreement(1.0, 1.0) == 1.0
-    assert language_agreement(0.0, 0.98) == pytest.approx(0.08)  # English question, Chinese corpus
+    assert language_agreement(0.0, 0.98) == 0.0  # English question, Chinese corpus: BM25 leg off
+    assert language_agreement(0.0, 0.85) == pytest.approx(0.5)
     assert language_agreement(1.0, 0.3) == 1.0  # mixed corpus still agrees
     w = adaptive_weights("What is the VAT deadline?", corpus_cjk=0.97, coverage=0.4)
-    assert w.dense == 1.0 and w.sparse < 0.1
+    assert w.dense == 1.0 and w.sparse == 0.0
     w = adaptive_weights("增值税发票的期限", corpus_cjk=0.97, coverage=1.0)
     assert w.sparse == 1.0
 
