@@ -1,0 +1,103 @@
+"""Answer evaluation: ask every question through ``Library.ask`` and score the Answer.
+
+Per item: status, whether the text contains a gold answer (see :mod:`.normalize`), whether the
+citations check out (re-validated with :func:`desktop_kb.query.citations.validate`, else
+``Answer.problems`` empty), and whether a cited passage comes from the gold context's file.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .datasets import QAItem
+from .normalize import contains_answer
+
+__all__ = ["ItemScore", "aggregate", "citations_valid", "score_answer"]
+
+_MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    id: str
+    answerable: bool
+    status: str
+    contains_gold: bool
+    citations_valid: bool | None  # None when the item was not answered
+    cites_gold: bool | None
+    n_citations: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    text: str = ""
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def citations_valid(answer: Any) -> bool:
+    """Every [n] names a passage and every quote is found in its passage."""
+    try:
+        from ..query.citations import validate
+    except ImportError:  # a build without the answer pipeline: fall back to the Answer's own report
+        pass
+    else:
+        return bool(validate(answer.text, list(answer.passages)).valid)
+    if answer.problems:
+        return False
+    n_pass = len(answer.passages)
+    numbers = [int(x) for m in _MARK.finditer(answer.text) for x in re.findall(r"\d+", m.group(1))]
+    return bool(numbers) and all(1 <= n <= n_pass for n in numbers)
+
+
+def score_answer(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> ItemScore:
+    answered = answer.status == "answered"
+    gold_cited = None
+    valid = None
+    if answered:
+        valid = citations_valid(answer)
+        gold_cited = any(doc_of(c.path) == item.context_id for c in answer.citations)
+    return ItemScore(
+        id=item.id, answerable=item.answerable, status=str(answer.status),
+        contains_gold=bool(answered and item.answers and contains_answer(answer.text, item.answers)),
+        citations_valid=valid, cites_gold=gold_cited, n_citations=len(answer.citations),
+        timings_ms=dict(answer.timings_ms or {}), text=answer.text,
+    )
+
+
+def _rate(flags: Sequence[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def aggregate(scores: Sequence[ItemScore]) -> dict[str, Any]:
+    answerable = [s for s in scores if s.answerable and not s.error]
+    unanswerable = [s for s in scores if not s.answerable and not s.error]
+    answered = [s for s in scores if s.status == "answered" and not s.error]
+    stages: dict[str, list[float]] = {}
+    for s in scores:
+        for k, v in s.timings_ms.items():
+            stages.setdefault(k, []).append(float(v))
+    totals = [sum(s.timings_ms.values()) for s in scores if s.timings_ms]
+    statuses: dict[str, int] = {}
+    for s in scores:
+        statuses[s.status] = statuses.get(s.status, 0) + 1
+    return {
+        "items": len(scores),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "errors": sum(1 for s in scores if s.error),
+        "status": statuses,
+        # over answerable items (a refusal counts as a miss)
+        "answer_contains_gold": _rate([s.contains_gold for s in answerable]),
+        # among answered answerable items
+        "answer_contains_gold_when_answered": _rate([s.contains_gold for s in answerable if s.status == "answered"]),
+        "citation_validity": _rate([bool(s.citations_valid) for s in answered]),
+        "citation_hits_gold": _rate([bool(s.cites_gold) for s in answered if s.answerable]),
+        "refusal_rate_unanswerable": _rate([s.status != "answered" for s in unanswerable]),
+        "false_refusal_rate": _rate([s.status != "answered" for s in answerable]),
+        "mean_timings_ms": {k: round(statistics.fmean(v), 1) for k, v in sorted(stages.items())},
+        "mean_total_ms": round(statistics.fmean(totals), 1) if totals else None,
+    }

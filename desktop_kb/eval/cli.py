@@ -1,0 +1,317 @@
+"""``desktop-kb eval …``: retrieval metrics on BEIR sets, answer quality on QA sets, and the
+"check my knowledge base" probe. Picked up by ``desktop_kb.cli`` through :func:`register`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, DesktopKBError, GenerationError, ModelError
+from ..settings import Settings
+
+__all__ = ["cmd_answers", "cmd_probe", "cmd_retrieval", "register"]
+
+MODE_CHOICES = ("default", "dense", "sparse", "hybrid", "hybrid-equal", "hybrid+rerank", "all")
+TABLE_ORDER = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid+rerank", "default")
+LABELS = {"dense": "dense", "sparse": "sparse (BM25)", "hybrid-equal": "hybrid-equal (RRF)",
+          "hybrid": "hybrid (adaptive)", "hybrid+rerank": "hybrid+rerank", "default": "default"}
+
+
+def register(subparsers: Any) -> None:
+    ev = subparsers.add_parser("eval", help="measure retrieval and answer quality on benchmark data")
+    evs = ev.add_subparsers(dest="eval_command", required=True)
+
+    r = evs.add_parser("retrieval", help="nDCG@10, Recall@10/100, MRR@10 and latency on a BEIR dataset")
+    r.add_argument("--dataset", required=True, help="BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv")
+    r.add_argument("--mode", choices=MODE_CHOICES, default="default")
+    r.add_argument("--limit-queries", type=int, help="evaluate a fixed sample of N queries")
+    r.add_argument("--query-lang", choices=("en", "zh"),
+                   help="translate the queries into this language with the local LLM first (cached)")
+    r.add_argument("--cached-translations-only", action="store_true",
+                   help="with --query-lang: use only translations already cached (no LLM), skip the other queries")
+    r.add_argument("--recall", type=int, default=100, help="chunks retrieved per query (default 100)")
+    r.add_argument("--per-query", metavar="FILE", help="also write per-query rankings and weights (JSONL)")
+    r.add_argument("--cache-dir", help="where the corpus files and translations are cached "
+                                       "(default: <data dir>-eval, beside the data folder)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_retrieval)
+
+    a = evs.add_parser("answers", help="answer accuracy, citation validity and refusals on a QA dataset")
+    a.add_argument("--dataset", required=True, help="QA folder: items.jsonl, contexts.jsonl")
+    a.add_argument("--limit", type=int, help="ask a fixed sample of N questions")
+    a.add_argument("--per-item", metavar="FILE", help="also write per-item results (JSONL)")
+    a.add_argument("--cache-dir", help="where the corpus files are cached (default: <data dir>-eval)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_answers)
+
+    p = evs.add_parser("probe", help="check a knowledge base: can retrieval find passages from questions about them?")
+    p.add_argument("--kb", required=True)
+    p.add_argument("--n", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_probe)
+
+
+def _open_library(settings: Settings) -> Any:
+    from ..kb import Library
+
+    return Library.open(settings)
+
+
+def _cache(args: argparse.Namespace) -> Path | None:
+    return Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else None
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _counter(label: str) -> Any:
+    tty = sys.stderr.isatty()
+    step = {"last": -1}
+
+    def on(i: int, n: int) -> None:
+        if tty:
+            sys.stderr.write(f"\r{label}: {i}/{n}" + ("\n" if i == n else ""))
+            sys.stderr.flush()
+        elif i == n or i * 10 // n != step["last"]:
+            step["last"] = i * 10 // n
+            _err(f"{label}: {i}/{n}")
+
+    return on
+
+
+def _reranker(lib: Any) -> tuple[Any, str]:
+    try:
+        reranker = lib.reranker
+    except DesktopKBError as exc:
+        return None, f"reranker unavailable: {exc.message}"
+    return reranker, "" if reranker is not None else "none installed"
+
+
+# -- retrieval ------------------------------------------------------------------------------------
+def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
+    from .corpus import LogProgress, prepare_kb
+    from .datasets import load_beir, sample_ids
+    from .retrieval import RERANK_MISSING, ModeResult, kb_views, run_mode
+    from .translate import TranslationCache, query_language, translate_queries
+
+    if args.recall < 10:
+        raise ConfigError("--recall must be at least 10.")
+    ds = load_beir(args.dataset)
+    judged = ds.judged_queries()
+    qids = sample_ids(list(judged), args.limit_queries)
+    queries = {q: judged[q] for q in qids}
+    with _open_library(settings) as lib:
+        prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=_cache(args),
+                          progress=LogProgress(f"ingest {ds.name}"))
+        if prep.failed:
+            _err(f"warning: {prep.failed} documents failed to ingest (see `desktop-kb kb stats {prep.name}`)")
+        translated_note = ""
+        source_lang = query_language(list(queries.values()))
+        if args.query_lang and args.query_lang != source_lang:
+            cache = TranslationCache(prep.cache_dir / f"translations-{args.query_lang}.json", args.query_lang)
+            factory = None if args.cached_translations_only else (lambda: lib.generator)
+            done, missing, why = translate_queries(queries, cache, factory,
+                                                   on_progress=_counter(f"translating to {args.query_lang}"))
+            if missing:
+                _err(f"warning: {len(missing)} of {len(queries)} queries have no {args.query_lang} translation "
+                     f"({why}); they are left out. Translations are cached in {cache.path}.")
+            if not done:
+                raise ModelError(f"No query has a {args.query_lang} translation: {why}",
+                                 "Install the LLM (`desktop-kb models install`) and run again; "
+                                 "translations are cached, so this is done once.")
+            queries = {q: done[q] for q in queries if q in done}
+            translated_note = f"queries translated {source_lang}→{args.query_lang} by the local LLM"
+
+        modes = list(TABLE_ORDER) if args.mode == "all" else [args.mode]
+        reranker, rerank_why = _reranker(lib)
+        views = kb_views(lib, [prep.name])
+        by_hit: dict[str, str] = {}
+
+        def doc_of(hit: Any) -> str:
+            path = hit.chunk.path
+            got = by_hit.get(path)
+            if got is None:
+                got = by_hit[path] = prep.doc_id(path)
+            return got
+
+        results: dict[str, ModeResult] = {}
+        skipped: dict[str, str] = {}
+        for mode in modes:
+            if mode == "hybrid+rerank" and reranker is None:
+                skipped[mode] = RERANK_MISSING if rerank_why == "none installed" else rerank_why
+                _err(f"{mode}: {skipped[mode]} (skipped)")
+                continue
+            if mode == "default" and reranker is None and settings.query.adaptive_fusion and "hybrid" in results:
+                h = results["hybrid"]  # identical to hybrid without a reranker: don't run it twice
+                results[mode] = ModeResult(mode, h.metrics, h.latencies_ms, h.rankings, h.weights,
+                                           note="= hybrid (no reranker installed)")
+                continue
+            res = run_mode(lib, views, mode, queries, ds.qrels, doc_of, recall=args.recall, reranker=reranker,
+                           on_query=_counter(f"{mode}"))
+            if mode == "default":
+                res.note = ("hybrid + rerank" if reranker is not None else "hybrid (no reranker installed)")
+            results[mode] = res
+
+    if not results:
+        _err("nothing evaluated")
+        return 3
+    summaries = {m: r.summary() | {"ingest_s": round(prep.ingest_s, 1)} for m, r in results.items()}
+    if args.per_query:
+        _write_per_query(Path(args.per_query), queries, results, ds.qrels)
+    if args.json:
+        sys.stdout.write(json.dumps(summaries, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    head = (f"{ds.name}: {len(ds.corpus)} documents → {prep.chunks} chunks in {prep.name} "
+            f"(ingest {prep.ingest_s:.0f} s{', cached' if prep.cached else ''}); "
+            f"{len(queries)} queries, {args.recall} chunks retrieved per query")
+    print(head)
+    if translated_note:
+        print(translated_note)
+    print(format_table(summaries))
+    for mode, why in skipped.items():
+        print(f"{mode}: {why}")
+    verdict = fusion_verdict(summaries)
+    if verdict:
+        print(verdict)
+    return 0
+
+
+def format_table(summaries: dict[str, dict[str, Any]]) -> str:
+    cols = [("nDCG@10", "ndcg@10", "{:.4f}"), ("R@10", "recall@10", "{:.4f}"), ("R@100", "recall@100", "{:.4f}"),
+            ("MRR@10", "mrr@10", "{:.4f}"), ("p50 ms", "p50_ms", "{:.1f}"), ("p95 ms", "p95_ms", "{:.1f}")]
+    lines = [f"{'mode':<20}" + "".join(f"{c:>9}" for c, _, _ in cols) + "  note"]
+    for mode in TABLE_ORDER:
+        s = summaries.get(mode)
+        if s is None:
+            continue
+        note = s.get("note", "")
+        if "mean_sparse_weight" in s and mode != "hybrid-equal":
+            note = (note + "; " if note else "") + (f"mean sparse weight {s['mean_sparse_weight']:.2f}, "
+                                                    f"{s['share_downweighted']:.0%} of queries down-weighted")
+        lines.append(f"{LABELS[mode]:<20}" + "".join(f"{fmt.format(s[k]):>9}" for _, k, fmt in cols) + "  " + note)
+    return "\n".join(lines)
+
+
+def fusion_verdict(summaries: dict[str, dict[str, Any]], tolerance: float = 0.005) -> str:
+    """The product rule: adaptive fusion must not lose to its best leg (nDCG@10)."""
+    legs = {m: summaries[m]["ndcg@10"] for m in ("dense", "sparse") if m in summaries}
+    if "hybrid" not in summaries or len(legs) < 2:
+        return ""
+    best = max(legs, key=lambda m: legs[m])
+    fused = summaries["hybrid"]["ndcg@10"]
+    gap = fused - legs[best]
+    lines = []
+    if gap >= -tolerance:
+        lines.append(f"fusion check: OK, hybrid (adaptive) {fused:.4f} vs best leg {best} {legs[best]:.4f} "
+                     f"({gap:+.4f})")
+    else:
+        lines.append(f"fusion check: FAILS, hybrid (adaptive) {fused:.4f} loses to {best} {legs[best]:.4f} "
+                     f"({gap:+.4f})")
+    if "hybrid-equal" in summaries:
+        eq = summaries["hybrid-equal"]["ndcg@10"]
+        lines.append(f"equal-weight RRF {eq:.4f} ({eq - legs[best]:+.4f} vs {best}, {fused - eq:+.4f} for adaptive)")
+    return "\n".join(lines)
+
+
+def _write_per_query(path: Path, queries: dict[str, str], results: dict[str, Any], qrels: dict[str, Any]) -> None:
+    from .metrics import mrr_at_k, ndcg_at_k
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, text in queries.items():
+            rec: dict[str, Any] = {"id": qid, "query": text, "relevant": qrels.get(qid, {})}
+            for mode, r in results.items():
+                ranking = r.rankings.get(qid, [])
+                rec[mode] = {"top10": ranking[:10], "ndcg@10": round(ndcg_at_k(ranking, qrels.get(qid, {})), 4),
+                             "mrr@10": round(mrr_at_k(ranking, qrels.get(qid, {})), 4)}
+                if qid in r.weights:
+                    rec[mode]["weights"] = r.weights[qid]
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
+# -- answers --------------------------------------------------------------------------------------
+def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
+    from .answers import ItemScore, aggregate, score_answer
+    from .corpus import LogProgress, prepare_kb
+    from .datasets import load_qa, sample_ids
+
+    ds = load_qa(args.dataset)
+    try:
+        from ..query import pipeline  # noqa: F401
+    except ImportError as exc:
+        raise GenerationError(f"The answer pipeline is not available: {exc}",
+                              "desktop_kb.query.pipeline is missing from this build.") from exc
+    wanted = set(sample_ids([it.id for it in ds.items], args.limit))
+    items = [it for it in ds.items if it.id in wanted]
+    with _open_library(settings) as lib:
+        try:
+            _ = lib.generator  # fail now, with the model's hint, rather than after ingesting
+        except DesktopKBError:
+            raise
+        except Exception as exc:
+            raise GenerationError(f"The LLM could not be loaded: {exc}") from exc
+        prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=_cache(args),
+                          progress=LogProgress(f"ingest {ds.name}"))
+        scores: list[ItemScore] = []
+        progress = _counter("asking")
+        for i, item in enumerate(items, 1):
+            try:
+                ans = lib.ask(item.question, kbs=[prep.name])
+                scores.append(score_answer(item, ans, prep.doc_id))
+            except DesktopKBError as exc:
+                if isinstance(exc, ModelError):
+                    raise
+                scores.append(ItemScore(item.id, item.answerable, "error", False, None, None, 0, error=exc.message))
+            progress(i, len(items))
+    summary = aggregate(scores) | {"kb": prep.name, "ingest_s": round(prep.ingest_s, 1)}
+    if args.per_item:
+        Path(args.per_item).parent.mkdir(parents=True, exist_ok=True)
+        with Path(args.per_item).open("w", encoding="utf-8") as fh:
+            for s in scores:
+                fh.write(json.dumps(s.to_json(), ensure_ascii=False) + "\n")
+    if args.json:
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    print(f"{ds.name}: {summary['items']} questions ({summary['answerable']} answerable, "
+          f"{summary['unanswerable']} unanswerable) over {len(ds.corpus)} documents in {prep.name}")
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.1%}"
+
+    print(f"  statuses:                        {summary['status']}")
+    print(f"  answer contains gold:            {pct(summary['answer_contains_gold'])} of answerable"
+          f" ({pct(summary['answer_contains_gold_when_answered'])} of those answered)")
+    print(f"  citations valid:                 {pct(summary['citation_validity'])} of answered")
+    print(f"  citation hits the gold context:  {pct(summary['citation_hits_gold'])} of answered answerable")
+    print(f"  refusal rate (unanswerable):     {pct(summary['refusal_rate_unanswerable'])}")
+    print(f"  false refusal rate (answerable): {pct(summary['false_refusal_rate'])}")
+    print(f"  mean timings ms:                 {summary['mean_timings_ms']} (total {summary['mean_total_ms']})")
+    if summary["errors"]:
+        print(f"  errors: {summary['errors']}")
+    return 0
+
+
+# -- probe ----------------------------------------------------------------------------------------
+def cmd_probe(args: argparse.Namespace, settings: Settings) -> int:
+    from .probe import probe
+
+    if args.n < 1:
+        raise ConfigError("--n must be at least 1.")
+    with _open_library(settings) as lib:
+        report = probe(lib, args.kb, n=args.n, seed=args.seed, on_item=_counter("probe"))
+    if args.json:
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    print(f"{report.kb}: {report.asked} questions from {report.n} sampled passages ({report.seconds:.0f} s)")
+    print(f"  Recall@5 (the passage itself): {report.recall_at_5:.1%}   MRR@5: {report.mrr_at_5:.3f}")
+    print(f"  Recall@5 (same document):      {report.doc_recall_at_5:.1%}")
+    for it in report.items:
+        mark = "-" if it.error else (f"#{it.rank}" if it.rank else "miss")
+        print(f"  {mark:>5}  {Path(it.path).name[:40]:<40}  {it.question or it.error}")
+    return 0

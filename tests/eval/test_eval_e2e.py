@@ -1,0 +1,118 @@
+"""End to end on a tiny generated BEIR set: the real pipeline and store, a fake embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.backends.embed_hash import HashEmbedder
+from desktop_kb.cli import main
+from desktop_kb.eval.corpus import eval_kb_name, prepare_kb
+from desktop_kb.eval.datasets import load_beir
+from desktop_kb.eval.retrieval import kb_views, run_mode
+from desktop_kb.kb import Library
+from desktop_kb.settings import Settings
+
+DOCS = {
+    "d1": ("Photosynthesis", "Plants convert sunlight into chemical energy inside chloroplasts."),
+    "d2": ("Volcanoes", "Magma rises through the crust and erupts as lava and volcanic ash."),
+    "d3": ("Glaciers", "Compacted snow forms glacial ice that flows slowly downhill under its weight."),
+    "d4": ("Tides", "The gravitational pull of the moon raises ocean tides twice a day."),
+    "d5": ("Antibiotics", "Penicillin inhibits bacterial cell wall synthesis and kills susceptible bacteria."),
+    "d6": ("Earthquakes", "Seismic waves radiate from the fault where tectonic plates slip."),
+}
+QUERIES = {"q1": "chloroplasts sunlight", "q2": "penicillin bacterial", "q3": "glacial ice flows"}
+QRELS = [("q1", "d1", 2), ("q2", "d5", 1), ("q3", "d3", 1)]
+METRICS = {"ndcg@10", "recall@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"}
+
+
+@pytest.fixture
+def beir(tmp_path: Path) -> Path:
+    root = tmp_path / "tiny"
+    root.mkdir()
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": t, "text": x}) + "\n"
+                                               for k, (t, x) in DOCS.items()), encoding="utf-8")
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n"
+                                                for k, v in QUERIES.items()), encoding="utf-8")
+    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in QRELS),
+                                    encoding="utf-8")
+    return root
+
+
+def test_sparse_mode_finds_exact_terms_first(beir: Path, settings: Settings) -> None:
+    ds = load_beir(beir)
+    with Library.open(settings, embedder=HashEmbedder(), reranker=None) as lib:
+        prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1)
+        assert prep.documents == 6 and prep.failed == 0 and not prep.cached
+        assert prep.name == eval_kb_name(ds.corpus_sha1, HashEmbedder.id)
+        res = run_mode(lib, kb_views(lib, [prep.name]), "sparse", ds.queries, ds.qrels,
+                       lambda h: prep.doc_id(h.chunk.path), recall=100)
+        again = prepare_kb(lib, ds.corpus, ds.corpus_sha1)
+    assert {q: r[0] for q, r in res.rankings.items()} == {"q1": "d1", "q2": "d5", "q3": "d3"}
+    assert res.metrics["ndcg@10"] == pytest.approx(1.0)
+    assert res.metrics["queries"] == 3 and len(res.latencies_ms) == 3
+    assert again.cached and again.report.chunks == 0  # the second run embeds nothing
+
+
+def _hash_settings(data: Path) -> None:
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "settings.json").write_text(json.dumps({"models": {
+        "embedder": {"id": "test/hash-embedder", "backend": "hash", "dim": 64},
+        "reranker": {"id": "none", "backend": "none"},
+        "llm": {"id": "none", "backend": "none"},
+    }}), encoding="utf-8")
+
+
+def test_cli_all_modes_json(beir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    _hash_settings(data)
+    per_query = tmp_path / "pq.jsonl"
+    code = main(["--data-dir", str(data), "eval", "retrieval", "--dataset", str(beir), "--mode", "all",
+                 "--per-query", str(per_query), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)
+    assert set(result) == {"dense", "sparse", "hybrid-equal", "hybrid", "default"}
+    assert "needs a reranker: none installed" in err
+    for mode, m in result.items():
+        assert METRICS <= set(m), mode
+        assert all(0.0 <= m[k] <= 1.0 for k in ("ndcg@10", "recall@10", "recall@100", "mrr@10"))
+        assert m["queries"] == 3
+    assert result["sparse"]["mrr@10"] == 1.0
+    assert result["default"]["ndcg@10"] == result["hybrid"]["ndcg@10"]  # no reranker: default = hybrid
+    lines = [json.loads(x) for x in per_query.read_text(encoding="utf-8").splitlines()]
+    assert [x["id"] for x in lines] == ["q1", "q2", "q3"]
+    assert lines[0]["sparse"]["top10"][0] == "d1"
+    assert set(lines[0]["hybrid"]["weights"]) == {"dense", "sparse", "coverage", "language_agreement"}
+
+    # the table form, limited to one query
+    code = main(["--data-dir", str(data), "eval", "retrieval", "--dataset", str(beir), "--mode", "sparse",
+                 "--limit-queries", "1"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "sparse (BM25)" in out and "1 queries" in out and "cached" in out
+
+
+def test_answers_and_probe_fail_clearly_without_llm(beir: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    _hash_settings(data)
+    qa = tmp_path / "qa"
+    qa.mkdir()
+    (qa / "contexts.jsonl").write_text((beir / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (qa / "items.jsonl").write_text(json.dumps({"id": "i1", "question": "What do chloroplasts do?",
+                                                "answers": ["chemical energy"], "context_id": "d1",
+                                                "answerable": True}) + "\n", encoding="utf-8")
+    code = main(["--data-dir", str(data), "eval", "answers", "--dataset", str(qa)])
+    _, err = capsys.readouterr()
+    assert code != 0 and "LLM" in err
+    assert not (tmp_path / "data-eval").exists()  # failed before ingesting anything
+
+    assert main(["--data-dir", str(data), "eval", "retrieval", "--dataset", str(beir), "--mode", "dense"]) == 0
+    capsys.readouterr()
+    kb = eval_kb_name(load_beir(beir).corpus_sha1, "test/hash-embedder")
+    code = main(["--data-dir", str(data), "eval", "probe", "--kb", kb])
+    _, err = capsys.readouterr()
+    assert code != 0 and "LLM" in err
