@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ModelError, ModelNotInstalled
 
 __all__ = [
+    "PrefixedEmbedder",
     "config_dim",
     "e5_prefixes",
     "ensure_model_max_length",
@@ -196,3 +197,50 @@ def e5_prefixes(model_id: str) -> tuple[str, str]:
     if "e5" in name.split("/")[-1]:
         return "query: ", "passage: "
     return "", ""
+
+
+class PrefixedEmbedder:
+    """Shared part of the folder-based embedders: e5/BGE prefixes, normalisation, dimension
+    check and discovery. Subclasses set ``id``, ``_dim``, the prefixes and ``_lock`` and
+    implement ``_raw(texts) -> array`` (called under the lock)."""
+
+    id: str
+    _dim: int
+    _query_prefix: str
+    _passage_prefix: str
+    _lock: Any
+
+    def _raw(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            raw = self._raw(texts)
+        out = l2_normalise(np.asarray(raw, dtype=np.float32).reshape(len(texts), -1))
+        if self._dim and out.shape[1] != self._dim:
+            raise ModelError(
+                f"Embedder {self.id} returned {out.shape[1]}-d vectors, expected {self._dim}.",
+                "Fix models.embedder.dim in the settings (or reinstall the model folder).",
+            )
+        self._dim = int(out.shape[1])
+        return out
+
+    @property
+    def dim(self) -> int:
+        """Vector size; when neither the settings nor config.json say, one probe text is embedded."""
+        if self._dim <= 0:
+            self._embed(["dim"])
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = int(value)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._embed([self._passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self._query_prefix + text])[0]
+

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +12,12 @@ import numpy as np
 
 from ..errors import ModelError, ModelNotInstalled
 from ._common import (
+    PrefixedEmbedder,
     config_dim,
     e5_prefixes,
     ensure_model_max_length,
     find_onnx_file,
     force_offline,
-    l2_normalise,
     missing_package,
     require_dir,
 )
@@ -47,7 +46,7 @@ def detect_pooling(model_id: str, model_dir: Path | None) -> str:
     return "CLS" if any(name.startswith(m) for m in _CLS_MODELS) else "MEAN"
 
 
-class FastEmbedEmbedder:
+class FastEmbedEmbedder(PrefixedEmbedder):
     """A dense ONNX embedder. ``path`` = a local model folder; "" = fastembed's own model name
     (works only if fastembed's cache already holds it: nothing is downloaded here)."""
 
@@ -135,40 +134,11 @@ class FastEmbedEmbedder:
         return self._model
 
     # -- Embedder ----------------------------------------------------------------------------
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            model = self._get()
-            try:
-                rows = list(model.embed(texts, batch_size=self._batch_size))
-            except (ValueError, RuntimeError) as exc:
-                raise ModelError(f"Embedder {self.id} failed: {exc}") from exc
-        out = l2_normalise(np.stack(rows))
-        if self._dim and out.shape[1] != self._dim:
-            raise ModelError(
-                f"Embedder {self.id} returned {out.shape[1]}-d vectors, expected {self._dim}.",
-                "Fix models.embedder.dim in the settings (or reinstall the model folder).",
-            )
-        self._dim = int(out.shape[1])
-        return out
-
-    @property
-    def dim(self) -> int:
-        """Vector size; when neither the settings nor config.json say, one probe text is embedded."""
-        if self._dim <= 0:
-            self._embed(["dim"])
-        return self._dim
-
-    @dim.setter
-    def dim(self, value: int) -> None:
-        self._dim = int(value)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return self._embed([self._passage_prefix + t for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self._query_prefix + text])[0]
+    def _raw(self, texts: list[str]) -> np.ndarray:
+        try:
+            return np.stack(list(self._get().embed(texts, batch_size=self._batch_size)))
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"Embedder {self.id} failed: {exc}") from exc
 
 
 def _first_output_rank(text_embedding: Any) -> int:

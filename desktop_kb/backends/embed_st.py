@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +10,10 @@ import numpy as np
 
 from ..errors import ModelError
 from ._common import (
+    PrefixedEmbedder,
     config_dim,
     e5_prefixes,
     force_offline,
-    l2_normalise,
     missing_package,
     quiet_transformers,
     require_dir,
@@ -23,7 +22,7 @@ from ._common import (
 __all__ = ["STEmbedder"]
 
 
-class STEmbedder:
+class STEmbedder(PrefixedEmbedder):
     """``SentenceTransformer(path)`` on the CPU; vectors are L2-normalised float32."""
 
     def __init__(self, model_id: str, path: str | Path, dim: int = 0, *, batch_size: int = 16) -> None:
@@ -51,40 +50,11 @@ class STEmbedder:
                 raise ModelError(f"Cannot load the embedder in {self._dir}: {exc}") from exc
         return self._model
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            model = self._get()
-            out = model.encode(
-                texts,
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        vecs = l2_normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
-        if self._dim and vecs.shape[1] != self._dim:
-            raise ModelError(
-                f"Embedder {self.id} returned {vecs.shape[1]}-d vectors, expected {self._dim}.",
-                "Fix models.embedder.dim in the settings (or reinstall the model folder).",
-            )
-        self._dim = int(vecs.shape[1])
-        return vecs
-
-    @property
-    def dim(self) -> int:
-        """Vector size; when neither the settings nor config.json say, one probe text is embedded."""
-        if self._dim <= 0:
-            self._embed(["dim"])
-        return self._dim
-
-    @dim.setter
-    def dim(self, value: int) -> None:
-        self._dim = int(value)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return self._embed([self._passage_prefix + t for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self._query_prefix + text])[0]
+    def _raw(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._get().encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ))
