@@ -89,7 +89,10 @@ def answer(
             with _timed(timings, "rerank"):
                 ranked = rerank(question, hits, lib.reranker, q.top_k)
             signal = weak_signal(ranked.hits, ranked.scored, best_dense, q.rerank_threshold, q.dense_threshold)
-            if signal.weak:
+            # The dense top-1 cannot rise with a wider recall, so only fresh rerank scores are
+            # judged again; otherwise the model answers from the wider passages (and the
+            # citation checks still apply).
+            if signal.weak and signal.kind == "rerank":
                 with _timed(timings, "fallback"):
                     fallback = decide(question, ranked.hits, small, allow_retry=False, cancel=cancel)
         if fallback.decision in ("reject", "clarify"):
