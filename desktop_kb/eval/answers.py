@@ -33,9 +33,10 @@ class ItemScore:
     timings_ms: dict[str, float] = field(default_factory=dict)
     text: str = ""
     error: str = ""
+    problems: tuple[str, ...] = ()  # Answer.problems: why citations failed (refused) or uncited claims
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return dict(self.__dict__) | {"problems": list(self.problems)}
 
 
 def citations_valid(answer: Any) -> bool:
@@ -64,7 +65,7 @@ def score_answer(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> Ite
         id=item.id, answerable=item.answerable, status=str(answer.status),
         contains_gold=bool(answered and item.answers and contains_answer(answer.text, item.answers)),
         citations_valid=valid, cites_gold=gold_cited, n_citations=len(answer.citations),
-        timings_ms=dict(answer.timings_ms or {}), text=answer.text,
+        timings_ms=dict(answer.timings_ms or {}), text=answer.text, problems=tuple(answer.problems or ()),
     )
 
 
