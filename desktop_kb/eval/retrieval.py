@@ -61,16 +61,9 @@ class ModeResult:
 
 
 def kb_views(lib: Any, names: Sequence[str]) -> list[Any]:
-    """KBViews built as ``Library._views`` builds them for search and ask (same store, manifest and
-    BM25 encoder with the knowledge base's recorded average length)."""
-    from ..query.retrieve import KBView
-
-    views = []
-    for name in names:
-        m = lib.manifest(name)
-        avg = float(m.get_meta("bm25_avg_len") or 100.0)
-        views.append(KBView(name=name, store=lib.store, manifest=m, sparse=lib.sparse_encoder(avg)))
-    return views
+    """The retrieval views search and ask use (``Library.views``: same store, manifest, BM25 encoder
+    with the knowledge base's recorded average length, embedder checked)."""
+    return list(lib.views(list(names)))
 
 
 def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, n: int) -> list[Hit]:

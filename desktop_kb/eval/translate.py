@@ -45,7 +45,7 @@ class TranslationCache:
     def __init__(self, path: Path, target: str) -> None:
         self.path = Path(path)
         self.target = target
-        self.items: dict[str, dict[str, str]] = {}
+        self.items: dict[str, dict[str, Any]] = {}
         if self.path.exists():
             raw = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(raw, dict) and raw.get("target") == target:
