@@ -123,7 +123,7 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
     errors.extend(_unsupported(answer, passages, question))
     refusal = is_refusal(answer) and not cited
     if n_pass and not marks and not refusal and answer.strip():
-        errors.append("The answer cites no passage: mark each key fact with [n].")
+        errors.append(NO_CITATION)
     if marks:
         for sentence in _sentences(answer):
             if len(sentence) >= 25 and not _MARK.search(sentence) and not is_refusal(sentence):
@@ -139,6 +139,34 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
         for n, (quote, qs, qe) in sorted(cited.items())
     )
     return Validation(not errors, tuple(dict.fromkeys(errors)), tuple(warnings), citations, refusal)
+
+
+NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
+
+
+def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str | None:
+    """For an answer without any [n]: cite, after each sentence, the passage that contains at
+    least ``min_coverage`` of its words (same script). None when a sentence has no such passage,
+    so only answers that are plainly taken from a passage are cited this way."""
+    from ..text.tokenize import tokenize
+
+    sentences = [s for s in _sentences(answer) if s]
+    if not sentences or _MARK.search(answer):
+        return None
+    vocab = [set(tokenize(h.chunk.text)) for h in passages]
+    out = []
+    for sentence in sentences:
+        words = set(tokenize(sentence))
+        if not words:
+            out.append(sentence)
+            continue
+        cover = [len(words & v) / len(words) for v in vocab]
+        best = max(range(len(cover)), key=lambda i: cover[i]) if cover else -1
+        if best < 0 or cover[best] < min_coverage:
+            return None
+        end = len(sentence.rstrip("。.!?！？"))
+        out.append(f"{sentence[:end]} [{best + 1}]{sentence[end:]}")
+    return " ".join(out)
 
 
 def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.Match[str]]) -> list[int]:

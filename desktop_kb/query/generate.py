@@ -29,8 +29,10 @@ def generate(
     on_token: Callable[[str], None] | None = None,
     cancel: CancelToken | None = None,
     messages: list[ChatMessage] | None = None,
+    temperature: float = 0.0,
 ) -> tuple[str, list[ChatMessage]]:
     """The answer text and the conversation that produced it (for correction retries)."""
     messages = messages if messages is not None else answer_messages(question, hits, history)
-    text = generator.chat(messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token, cancel=cancel)
+    text = generator.chat(messages, max_tokens=max_tokens, temperature=temperature, on_token=on_token,
+                          cancel=cancel)
     return text.strip(), messages

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..progress import CancelToken
 from ..protocols import SearchFilter
 from ..types import Answer, FallbackDecision, Hit
-from .citations import validate
+from .citations import NO_CITATION, attach_citations, validate
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .prompts import correction_message
@@ -110,16 +110,29 @@ def answer(
     with _timed(timings, "validate"):
         check = validate(text, passages, question)
     attempt = 0
-    while not check.valid and attempt < q.citation_retries:
+    while not check.valid and attempt <= q.citation_retries:
+        if list(check.errors) == [NO_CITATION]:
+            # a right answer without [n] (small models do this): cite it only if every sentence
+            # is plainly taken from one passage
+            cited = attach_citations(text, passages)
+            if cited is not None:
+                with _timed(timings, "validate"):
+                    recheck = validate(cited, passages, question)
+                if recheck.valid:
+                    text, check = cited, recheck
+                    break
+        if attempt == q.citation_retries:
+            break
         attempt += 1
         if on_restart is not None:
             on_restart()
         retry_messages = [*messages, {"role": "assistant", "content": text},
                           correction_message(check.errors, len(passages))]
         with _timed(timings, "generate"):
+            # a little temperature, so a retry does not repeat the same text word for word
             text, _ = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
                                on_token=on_token if on_restart is not None else None, cancel=cancel,
-                               messages=retry_messages)
+                               messages=retry_messages, temperature=0.3)
         with _timed(timings, "validate"):
             check = validate(text, passages, question)
 

@@ -109,3 +109,13 @@ def test_citation_after_the_full_stop_belongs_to_the_sentence():
     assert not v.valid
     ok = validate("Employees receive 25 days of paid leave. [1]", leave)
     assert ok.valid and not ok.warnings
+
+
+def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
+    from desktop_kb.query.citations import attach_citations
+
+    cited = attach_citations("逾期不得补开。", PASSAGES)
+    assert cited == "逾期不得补开 [2]。" and validate(cited, PASSAGES).valid
+    assert attach_citations("Invoices must be paid within 30 days of receipt.", PASSAGES).endswith("[1].")
+    assert attach_citations("Refunds take two weeks. Invoices must be paid within 30 days.", PASSAGES) is None
+    assert attach_citations("Already cited [1].", PASSAGES) is None

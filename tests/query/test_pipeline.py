@@ -144,3 +144,12 @@ def test_reading_order_sorts_by_file_and_position(settings, folder, scripted):
         a = lib.ask("invoices and hotels reimbursement rules", kbs=["kb"], reading_order=True)
     paths = [h.chunk.path for h in a.passages]
     assert paths == sorted(paths)
+
+
+def test_uncited_answer_taken_from_a_passage_gets_its_citation(settings, folder, scripted):
+    gen = scripted(answers=["Invoices must be paid within 30 days of receipt."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+    assert a.status == "answered" and a.text.endswith("[1].")
+    assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round needed
