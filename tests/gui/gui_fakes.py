@@ -11,6 +11,7 @@ from typing import Any
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import Cancelled
+from desktop_kb.gui.demo import minimal_json
 from desktop_kb.kb import Library
 from desktop_kb.progress import CancelToken
 from desktop_kb.types import Answer, Citation, FallbackDecision
@@ -49,24 +50,6 @@ def _tokens(text: str) -> list[str]:
     return [w if i == 0 else " " + w for i, w in enumerate(words)]
 
 
-def _minimal_json(schema: dict[str, Any]) -> Any:
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties", {})
-        return {k: _minimal_json(props.get(k, {})) for k in schema.get("required", list(props))}
-    if kind == "array":
-        return [_minimal_json(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
-    if kind == "string":
-        return "x" * int(schema.get("minLength", 0))
-    if kind in ("integer", "number"):
-        return schema.get("minimum", 0)
-    if kind == "boolean":
-        return False
-    return None
-
-
 class FakeGenerator:
     """Streams a fixed answer token by token (cancellable between tokens); valid JSON for schemas."""
 
@@ -85,7 +68,7 @@ class FakeGenerator:
             props = json_schema.get("properties", {})
             if "decision" in props:  # the fallback judge: never refuse in plumbing tests
                 return json.dumps({"decision": "reject", "message": "Not in the documents."})
-            return json.dumps(_minimal_json(json_schema))
+            return json.dumps(minimal_json(json_schema))
         out = []
         for tok in _tokens(self.text):
             if cancel is not None:
