@@ -49,11 +49,6 @@ def hit_from_payload(kb: str, rec_id: str, payload: dict, score: float, **scores
     return Hit(chunk=chunk, kb=kb, score=score, payload=payload, **scores)
 
 
-def _corpus_cjk(manifest: Manifest) -> float:
-    _, _, cjk, letters = manifest.corpus_stats()
-    return cjk / letters if letters else 0.0
-
-
 def retrieve(
     queries: Sequence[str],
     kbs: Sequence[KBView],
@@ -69,6 +64,7 @@ def retrieve(
     sparse_lists: list[tuple[list[ScoredRecord], float]] = []
     weights: dict[str, LegWeights] = {}
     best_dense: float | None = None
+    stats = {kb.name: kb.manifest.corpus_stats() for kb in kbs} if adaptive and mode == "hybrid" else {}
     for query in queries:
         qvec = embedder.embed_query(query) if mode != "sparse" else None
         merged_dense: list[ScoredRecord] = []
@@ -80,9 +76,9 @@ def retrieve(
             if mode == "dense" or svec is None:
                 continue
             if adaptive and mode == "hybrid":
-                n_docs = kb.manifest.corpus_stats()[0]
+                n_docs, _, cjk, letters = stats[kb.name]
                 coverage = term_coverage(svec.indices, kb.manifest.document_frequencies(svec.indices), n_docs)
-                w = adaptive_weights(query, _corpus_cjk(kb.manifest), coverage)
+                w = adaptive_weights(query, cjk / letters if letters else 0.0, coverage)
             else:
                 w = LegWeights(1.0, 1.0, 1.0, 1.0)
             weights[f"{query}|{kb.name}"] = w
