@@ -28,7 +28,7 @@ else
   .venv/bin/python -m pip install -q --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
   # torch: the CPU wheel of this exact version (any other version pulls a multi-GB CUDA build).
   .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,st,dev,packaging]"
+  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,st,dev,packaging,bench]"
   echo "$want" > "$stamp"
 fi
 

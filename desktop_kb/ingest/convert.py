@@ -369,10 +369,17 @@ def _tidy_sheet_tables(markdown: str) -> str:
 
 
 def _map_conversion_error(name: str, ext: str, exc: Exception) -> IngestError:
+    from markitdown import MissingDependencyException
+
     details = [str(exc)]
     for attempt in getattr(exc, "attempts", None) or []:
         info = getattr(attempt, "exc_info", None)
         if info and info[1] is not None:
+            if isinstance(info[1], MissingDependencyException):
+                return UnsupportedFile(
+                    f"{name} cannot be read: a component needed for {ext} files is not installed.",
+                    "Reinstall desktop_kb with all of its file-format extras.",
+                )
             details.append(f"{type(info[1]).__name__}: {info[1]}")
     blob = " ".join(details).lower()
     if "password" in blob or "encrypt" in blob:

@@ -285,6 +285,12 @@ def _conversion_error(inner: Exception) -> Exception:
     return FileConversionException(attempts=[FailedConversionAttempt(object(), (type(inner), inner, None))])
 
 
+def _missing_dependency() -> Exception:
+    from markitdown import MissingDependencyException
+
+    return MissingDependencyException("install markitdown[outlook]")
+
+
 @pytest.mark.parametrize(
     ("exc", "expected", "message"),
     [
@@ -292,6 +298,7 @@ def _conversion_error(inner: Exception) -> Exception:
         (_conversion_error(type("PDFPasswordIncorrect", (Exception,), {})()), PasswordProtected, "password"),
         (_conversion_error(ValueError("Package not found at x")), CorruptFile, "damaged or not a real HTML"),
         (_conversion_error(KeyError("weird")), CorruptFile, r"Could not read page\.html: KeyError"),
+        (_conversion_error(_missing_dependency()), UnsupportedFile, r"page\.html cannot be read: a component"),
     ],
 )
 def test_markitdown_errors_are_mapped(
