@@ -32,7 +32,8 @@ class BM25Encoder:
     def __init__(self, k1: float = 1.2, b: float = 0.75, avg_len: float = 120.0) -> None:
         self.k1 = k1
         self.b = b
-        self.avg_len = max(avg_len, 1.0)
+        # Floor: a knowledge base of one-line notes must not turn every length into a penalty.
+        self.avg_len = max(avg_len, 20.0)
 
     def tokenize(self, text: str) -> list[str]:
         return tokenize(text)

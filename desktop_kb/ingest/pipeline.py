@@ -35,6 +35,8 @@ from .write import build_points, write_points
 
 __all__ = ["IngestTarget", "ingest", "recover", "remove_documents"]
 
+AVG_LEN_SAMPLES = 1000  # chunks measured before the BM25 average length is frozen
+
 
 @dataclass
 class IngestTarget:
@@ -137,6 +139,8 @@ def ingest(
         progress(IngestProgress(done, total, chunks_done, current, stage, elapsed, eta))
 
     avg_len = target.manifest.get_meta("bm25_avg_len")
+    # Knowledge bases made before the running average existed keep their (frozen) value.
+    samples = int(target.manifest.get_meta("bm25_len_samples", AVG_LEN_SAMPLES if avg_len else 0))
     sparse = target.sparse_for(float(avg_len or 100.0))
     deleted = remove_documents(target, found.deleted, sparse) if found.deleted else []
     cancelled = False
@@ -150,9 +154,8 @@ def ingest(
                                     settings=settings.chunk)
             if not chunks:
                 raise NoExtractableText(f"{name} has no text to index.")
-            if avg_len is None:
-                avg_len = max(20.0, sum(len(sparse.tokenize(c.text)) for c in chunks) / len(chunks))
-                target.manifest.set_meta(bm25_avg_len=avg_len)
+            if samples < AVG_LEN_SAMPLES:
+                avg_len, samples = _update_avg_len(target, sparse, chunks, float(avg_len or 0.0), samples)
                 sparse = target.sparse_for(avg_len)
             report("embed", done, src.path)
 
@@ -185,6 +188,21 @@ def ingest(
         unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(failed),
         warnings=tuple(warnings), chunks=chunks_done, cancelled=cancelled,
     )
+
+
+def _update_avg_len(
+    target: IngestTarget, sparse: SparseEncoder, chunks: Sequence[Chunk], avg_len: float, samples: int
+) -> tuple[float, int]:
+    """Running mean of chunk lengths in tokens, frozen after ``AVG_LEN_SAMPLES`` chunks.
+
+    BM25 document weights depend on it and are written once, so it must settle early; taking it
+    from the first file alone let one short note skew the weights of everything added after it.
+    """
+    lengths = [len(sparse.tokenize(c.text)) for c in chunks]
+    avg_len = (avg_len * samples + sum(lengths)) / (samples + len(lengths))
+    samples += len(lengths)
+    target.manifest.set_meta(bm25_avg_len=avg_len, bm25_len_samples=samples)
+    return avg_len, samples
 
 
 def _commit_file(

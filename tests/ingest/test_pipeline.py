@@ -244,3 +244,22 @@ def test_failures_can_be_forgotten(settings, tmp_path):
         assert list(lib.failures("kb")) == [str(d / "empty.txt")]
         lib.forget_failures("kb", [str(d / "empty.txt")])
         assert lib.failures("kb") == {}
+
+
+def test_bm25_average_length_is_not_taken_from_the_first_file_alone(settings, tmp_path):
+    from desktop_kb.text.tokenize import tokenize
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a_note.md").write_text("Short note.\n", encoding="utf-8")  # first in discovery order
+    long_text = " ".join(f"The quarterly report lists revenue item {i} in detail." for i in range(12))
+    for name in ("b.md", "c.md", "d.md"):
+        (d / name).write_text(f"# {name}\n\n{long_text}\n", encoding="utf-8")
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d])
+        lengths = [len(tokenize(r.payload["text"])) for r in lib.store.scroll("kb")]
+        meta = lib.manifest("kb")
+        assert meta.get_meta("bm25_len_samples") == len(lengths)
+        expected = sum(lengths) / len(lengths)
+        assert meta.get_meta("bm25_avg_len") == pytest.approx(expected)
+        assert expected > 2 * 20.0  # the short note alone would have given the 20-token floor
