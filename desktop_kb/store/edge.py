@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import KnowledgeBaseInUse, KnowledgeBaseNotFound, StoreError
 from ..protocols import ScoredRecord, SearchFilter, SparseVec, StoredPoint
+from .base import SingleLegSearch
 from .filters import PAYLOAD_INDEXES, conditions
 
 __all__ = ["EdgeStore"]
@@ -30,7 +31,7 @@ def _q() -> Any:
     return qdrant_edge
 
 
-class EdgeStore:
+class EdgeStore(SingleLegSearch):
     """The embedded VectorStore. Thread-safe: calls are serialised on one lock."""
 
     def __init__(self, root: Path, exact_below: int = 100_000) -> None:
@@ -157,12 +158,6 @@ class EdgeStore:
         q = _q()
         return q.QueryRequest(limit=limit, query=query, filter=self._filter(flt), with_payload=True,
                               params=self._params(shard))
-
-    def search_dense(self, name: str, vector: np.ndarray, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
-        return self.search_both(name, vector, None, flt, limit)[0]
-
-    def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
-        return self.search_both(name, None, vector, flt, limit)[1]
 
     def search_both(
         self, name: str, dense: np.ndarray | None, sparse: SparseVec | None, flt: SearchFilter | None, limit: int

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import KnowledgeBaseNotFound, StoreError
 from ..protocols import ScoredRecord, SearchFilter, SparseVec, StoredPoint
+from .base import SingleLegSearch
 from .filters import PAYLOAD_INDEXES, conditions
 
 __all__ = ["ServerStore"]
@@ -19,7 +20,7 @@ SPARSE = "bm25"
 PREFIX = "desktop_kb__"
 
 
-class ServerStore:
+class ServerStore(SingleLegSearch):
     def __init__(self, url: str, api_key: str = "", exact_below: int = 100_000, timeout: float = 10.0) -> None:
         try:
             from qdrant_client import QdrantClient
@@ -114,12 +115,6 @@ class ServerStore:
             if offset is None or not records:
                 break
         return out
-
-    def search_dense(self, name: str, vector: np.ndarray, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
-        return self.search_both(name, vector, None, flt, limit)[0]
-
-    def search_sparse(self, name: str, vector: SparseVec, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]:
-        return self.search_both(name, None, vector, flt, limit)[1]
 
     def search_both(
         self, name: str, dense: np.ndarray | None, sparse: SparseVec | None, flt: SearchFilter | None, limit: int
