@@ -368,6 +368,9 @@ class ChatWidget(QWidget):
         elif turn.status == "stopped":
             notes.append(tr("Stopped."))
         notes.extend(n for n in turn.notes if n and n not in turn.answer)
+        if turn.uncited:
+            notes.append(tr("Not backed by a cited passage: {sentences}",
+                            sentences=" ".join(f"“{u}”" for u in turn.uncited)))
         if turn.rerank_degraded:
             notes.append(tr("Reranker unavailable: passages were ranked without it, so the answer may be less precise."))
         return notes

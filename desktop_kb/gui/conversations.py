@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..query.citations import UNCITED
 from ..types import Answer, Citation
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
@@ -36,6 +37,7 @@ class Turn:
     # passages retrieved for an answer without citations (refused / clarify), to look at
     passages: list[Citation] = field(default_factory=list)
     rerank_degraded: bool = False
+    uncited: list[str] = field(default_factory=list)  # answer sentences no passage backs
     asked_at: int = field(default_factory=lambda: int(time.time()))
 
     @property
@@ -54,6 +56,8 @@ class Turn:
                      heading_path=h.chunk.heading_path, start=h.chunk.start, end=h.chunk.end)
             for i, h in enumerate(answer.passages, 1)]
         self.rerank_degraded = bool(answer.rerank_degraded)
+        self.uncited = [p.removeprefix(UNCITED) for p in answer.problems
+                        if answer.status == "answered" and p.startswith(UNCITED)]
         self.notes = []
         if answer.fallback is not None and answer.fallback.message:
             self.notes.append(answer.fallback.message)
@@ -81,7 +85,7 @@ class Turn:
             question=str(d.get("question", "")), answer=str(d.get("answer", "")),
             status="stopped" if status == "pending" else status, citations=cites,
             notes=[str(n) for n in d.get("notes", [])], passages=passages, rerank_degraded=bool(d.get("rerank_degraded", False)),
-            asked_at=int(d.get("asked_at", 0)),
+            uncited=[str(u) for u in d.get("uncited", [])], asked_at=int(d.get("asked_at", 0)),
         )
 
 

@@ -151,6 +151,7 @@ ZH: dict[str, str] = {
     "Add documents first: drop a folder on the window.": "请先添加文档：把文件夹拖到窗口上。",
     "No answer: your documents do not seem to cover this question.": "无法回答：你的文档似乎没有涉及这个问题。",
     "The question is ambiguous — please clarify or rephrase.": "问题不够明确 — 请补充说明或换个说法。",
+    "Not backed by a cited passage: {sentences}": "以下内容没有引用的段落支持：{sentences}",
     "Reranker unavailable: passages were ranked without it, so the answer may be less precise.":
         "重排序模型不可用：段落未经重排序，回答可能不够精确。",
     "You": "你",

@@ -127,7 +127,7 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
     if marks:
         for sentence in _sentences(answer):
             if len(sentence) >= 25 and not _MARK.search(sentence) and not is_refusal(sentence):
-                warnings.append(f"Uncited claim: {sentence[:80]}")
+                warnings.append(f"{UNCITED}{sentence[:80]}")
 
     citations = tuple(
         Citation(
@@ -141,6 +141,7 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
     return Validation(not errors, tuple(dict.fromkeys(errors)), tuple(warnings), citations, refusal)
 
 
+UNCITED = "Uncited claim: "
 NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 
 
@@ -167,6 +168,40 @@ def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float =
         end = len(sentence.rstrip("。.!?！？"))
         out.append(f"{sentence[:end]} [{best + 1}]{sentence[end:]}")
     return " ".join(out)
+
+
+def cite_uncited(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
+    """In an answer that cites, add [n] to each uncited sentence (of the length validation flags)
+    that passage n plainly contains (``min_coverage`` of its words). Other text is unchanged."""
+    if not _MARK.search(answer):
+        return answer
+    text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), answer)
+    out: list[str] = []
+    pos = 0
+    for m in _SENTENCE_SPLIT.finditer(text):
+        out.append(_cite_sentence(text[pos:m.start()], passages, min_coverage) + m.group())
+        pos = m.end()
+    out.append(_cite_sentence(text[pos:], passages, min_coverage))
+    cited = "".join(out)
+    return cited if cited != text else answer
+
+
+def _cite_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> str:
+    from ..text.tokenize import tokenize
+
+    sentence = piece.strip()
+    if len(sentence) < 25 or _MARK.search(sentence) or is_refusal(sentence) or sentence.startswith("#"):
+        return piece
+    words = set(tokenize(sentence))
+    if not words:
+        return piece
+    cover = [len(words & set(tokenize(h.chunk.text))) / len(words) for h in passages]
+    best = max(range(len(cover)), key=lambda i: cover[i]) if cover else -1
+    if best < 0 or cover[best] < min_coverage:
+        return piece
+    body = piece.rstrip()
+    end = len(body.rstrip("。.!?！？"))
+    return f"{body[:end]} [{best + 1}]{body[end:]}{piece[len(body):]}"
 
 
 def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.Match[str]]) -> list[int]:
@@ -228,6 +263,7 @@ def _unsupported(answer: str, passages: Sequence[Hit], question: str = "") -> li
     return problems
 
 
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)\s+|\n+")
 _TRAILING_MARKS = re.compile(r"([.。!?！？])((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】])+)")
 
 

@@ -61,11 +61,15 @@ def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[t
     flt = parse_filters(args.filter or [])
     stream = not args.json
 
+    streamed: list[str] = []
+
     def on_token(tok: str) -> None:
+        streamed.append(tok)
         sys.stdout.write(tok)
         sys.stdout.flush()
 
     def on_restart() -> None:
+        streamed.clear()
         sys.stdout.write("\n[checking citations failed; correcting…]\n")
 
     a = lib.ask(question, kbs=args.kb or None, flt=flt, history=history, reading_order=args.reading_order,
@@ -76,6 +80,8 @@ def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[t
         if a.status != "answered" or a.fallback is not None:
             # streamed text (if any) was replaced by a refusal / clarification
             print(("\n" if a.timings_ms.get("generate") else "") + a.text)
+        elif "".join(streamed).strip() != a.text.strip():
+            print("\n[with citations added]\n" + a.text)  # the checker cited sentences the model left bare
         else:
             print()
         _print_sources(a)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..progress import CancelToken
 from ..protocols import SearchFilter
 from ..types import Answer, FallbackDecision, Hit
-from .citations import NO_CITATION, attach_citations, validate
+from .citations import NO_CITATION, attach_citations, cite_uncited, validate
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .prompts import correction_message
@@ -136,6 +136,14 @@ def answer(
         with _timed(timings, "validate"):
             check = validate(text, passages, question)
 
+    if check.valid and check.warnings:
+        # sentences the model left uncited: cite those a passage plainly says, flag the rest
+        cited = cite_uncited(text, passages)
+        if cited != text:
+            with _timed(timings, "validate"):
+                recheck = validate(cited, passages, question)
+            if recheck.valid:
+                text, check = cited, recheck
     if not check.valid:
         return Answer(
             question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),

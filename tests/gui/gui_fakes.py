@@ -106,8 +106,10 @@ class FakeAsk:
     per token, honours the cancel token, and records what it was called with."""
 
     def __init__(self, lib: Library, text: str = ANSWER, delay_s: float = 0.02,
-                 error: BaseException | None = None, status: str = "answered") -> None:
+                 error: BaseException | None = None, status: str = "answered",
+                 problems: tuple[str, ...] = ()) -> None:
         self.lib, self.text, self.delay_s, self.error, self.status = lib, text, delay_s, error, status
+        self.problems = problems
         self.calls: list[dict[str, Any]] = []
         self.tokens_sent: list[str] = []
         self.stopped_at: float | None = None
@@ -139,7 +141,7 @@ class FakeAsk:
                               fallback=FallbackDecision("reject" if self.status == "refused" else "clarify",
                                                         self.text))
             return Answer(question=question, text=self.text, status="answered", citations=(cite,),
-                          passages=(hit,), rerank_degraded=True)
+                          passages=(hit,), rerank_degraded=True, problems=self.problems)
         finally:
             self.finished.set()
 

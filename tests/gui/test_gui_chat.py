@@ -72,6 +72,23 @@ def test_ask_streams_tokens_and_shows_footnotes(qtbot, make_window, docs):
     assert not win.chat.busy and win.chat.ask_btn.isEnabled()
 
 
+def test_sentences_without_a_citation_are_pointed_out(qtbot, make_window, docs):
+    from desktop_kb.gui.conversations import Turn
+
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.delay_s = 0
+    fake.text = ANSWER + " Late fees are usually waived for first offences."
+    fake.problems = ("Uncited claim: Late fees are usually waived for first offences.",)
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        ask(qtbot, win, "When is the invoice due?")
+    text = win.chat.transcript.toPlainText()
+    assert "Not backed by a cited passage: “Late fees are usually waived for first offences.”" in text
+    turn = win.chat.conversation.turns[-1]
+    assert Turn.from_json(turn.to_json()).uncited == ["Late fees are usually waived for first offences."]
+
+
 def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_window, docs, monkeypatch):
     win = make_window()
     ingest(qtbot, win, docs)

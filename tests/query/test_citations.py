@@ -119,3 +119,19 @@ def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
     assert attach_citations("Invoices must be paid within 30 days of receipt.", PASSAGES).endswith("[1].")
     assert attach_citations("Refunds take two weeks. Invoices must be paid within 30 days.", PASSAGES) is None
     assert attach_citations("Already cited [1].", PASSAGES) is None
+
+
+def test_cite_uncited_adds_marks_only_where_a_passage_plainly_says_it():
+    from desktop_kb.query.citations import cite_uncited
+
+    answer = ("逾期不得补开 [2]。 Invoices must be paid within 30 days of receipt. "
+              "Refunds usually take two weeks to arrive at most.")
+    cited = cite_uncited(answer, PASSAGES)
+    assert cited == ("逾期不得补开 [2]。 Invoices must be paid within 30 days of receipt [1]. "
+                     "Refunds usually take two weeks to arrive at most.")
+    v = validate(cited, PASSAGES)
+    assert v.valid and {c.n for c in v.citations} == {1, 2}
+    assert [w for w in v.warnings if "Refunds" in w] and not [w for w in v.warnings if "Invoices" in w]
+    assert cite_uncited("No marks at all in this long sentence here.", PASSAGES) == (
+        "No marks at all in this long sentence here.")  # uncited answers are attach_citations' job
+    assert cite_uncited("Late payments incur a 2% fee. [1]", PASSAGES) == "Late payments incur a 2% fee. [1]"

@@ -153,3 +153,16 @@ def test_uncited_answer_taken_from_a_passage_gets_its_citation(settings, folder,
         a = lib.ask("When must invoices be paid?", kbs=["kb"])
     assert a.status == "answered" and a.text.endswith("[1].")
     assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round needed
+
+
+def test_uncited_sentence_of_a_cited_answer_is_cited_or_flagged(settings, folder, scripted):
+    gen = scripted(answers=["Invoices are due in 30 days [1]. Hotels are reimbursed up to 180 euros per night. "
+                            "Managers usually approve such claims within a week."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        # reading order: invoices.md is [1], travel.md [2]
+        a = lib.ask("What are the rules for invoices and hotels?", kbs=["kb"], reading_order=True)
+    assert a.status == "answered", a.problems
+    assert "180 euros per night [2]." in a.text
+    assert {c.n for c in a.citations} == {1, 2}
+    assert [p for p in a.problems if "Managers" in p]  # nothing says that: flagged, shown to the user
