@@ -98,7 +98,7 @@ class Settings:
     store: StoreSettings = field(default_factory=StoreSettings)
     extensions: tuple[str, ...] = (
         ".pdf", ".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".md", ".markdown",
-        ".txt", ".csv", ".json", ".epub", ".ipynb", ".xml", ".rst", ".log",
+        ".txt", ".csv", ".json", ".epub", ".ipynb", ".xml", ".rst", ".log", ".msg",
     )
     language: str = "en"  # UI language: en | zh
 

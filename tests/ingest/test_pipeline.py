@@ -70,11 +70,13 @@ def test_bad_files_are_reported_and_good_ones_indexed(settings, tmp_path):
     (d / "locked.pdf").write_bytes(make_pdf([["secret"]], password="pw"))
     (d / "empty.txt").write_bytes(b"")
     (d / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    (d / "mail.msg").write_bytes(b"From: someone\n\nnot an Outlook file")  # .msg is picked up by default
     with _lib(settings) as lib:
         r = lib.ingest("kb", [d])
         assert [Path(p).name for p in r.added] == ["good.md"]
         reasons = {Path(f.path).name: f.error for f in r.failed}
-        assert set(reasons) == {"corrupt.docx", "locked.pdf", "empty.txt", "binary.txt"}
+        assert set(reasons) == {"corrupt.docx", "locked.pdf", "empty.txt", "binary.txt", "mail.msg"}
+        assert "not a real Outlook message" in reasons["mail.msg"]
         assert "password" in reasons["locked.pdf"].lower()
         assert "empty" in reasons["empty.txt"].lower()
         assert "damaged" in reasons["corrupt.docx"].lower() or "not a real" in reasons["corrupt.docx"].lower()
