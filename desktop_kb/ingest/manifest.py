@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import KnowledgeBaseInUse, StoreError
+from .folder_lock import FolderLock
 
 __all__ = ["DocumentRow", "Manifest", "PendingRow"]
 
@@ -63,20 +64,27 @@ class PendingRow:
 
 
 class Manifest:
+    """One knowledge base's SQLite manifest, owned by one process at a time (``manifest.lock``)."""
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._folder_lock = FolderLock(path.parent / "manifest.lock")
+        if not self._folder_lock.acquire():
+            raise KnowledgeBaseInUse(f"Knowledge base {path.parent.name!r} is in use by another desktop-kb process.")
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=5)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
+            self._folder_lock.release()
             raise StoreError(f"Cannot open the manifest {path}: {exc}") from exc
         self._lock = threading.RLock()
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            self._folder_lock.release()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

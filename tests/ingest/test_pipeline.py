@@ -265,3 +265,40 @@ def test_bm25_average_length_is_not_taken_from_the_first_file_alone(settings, tm
         expected = sum(lengths) / len(lengths)
         assert meta.get_meta("bm25_avg_len") == pytest.approx(expected)
         assert expected > 2 * 20.0  # the short note alone would have given the 20-token floor
+
+
+def test_second_process_gets_in_use_whatever_the_store(tmp_path):
+    """With a Qdrant server the store has no folder lock: the manifest's lock keeps two processes
+    from ingesting into (and "recovering") the same knowledge base; a crash releases it."""
+    data = tmp_path / "data"
+    code = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from desktop_kb.kb import Library
+        from desktop_kb.settings import Settings, StoreSettings
+        from desktop_kb.backends.embed_hash import HashEmbedder
+        from desktop_kb.errors import KnowledgeBaseInUse
+        s = Settings(data_dir=Path({str(data)!r}), store=StoreSettings(url=":memory:"))
+        lib = Library.open(s, embedder=HashEmbedder(), reranker=None)
+        try:
+            lib.create_kb("kb")
+        except KnowledgeBaseInUse as e:
+            print("IN_USE", e, flush=True)
+            sys.exit(0)
+        print("HOLDING", flush=True)
+        time.sleep(60)
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
+        second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert "IN_USE" in second.stdout and "'kb'" in second.stdout, second.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    third = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:  # the killed holder's lock is gone
+        assert third.stdout is not None and third.stdout.readline().strip() == "HOLDING"
+    finally:
+        third.kill()
+        third.wait()
