@@ -15,6 +15,7 @@ __all__ = ["Validation", "find_in_passage", "is_refusal", "normalise", "validate
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 _QUOTES = re.compile(r"“([^”]{2,400})”|「([^」]{2,400})」|『([^』]{2,400})』|\"([^\"\n]{2,400})\"")
+_WORD = re.compile(r"[^\W_]")
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…+)\s*")
 _EDGE_PUNCT = " \t\n.,;:!?。，；：！？、…'\"“”‘’「」『』()（）"
@@ -121,7 +122,10 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
             cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
 
     errors.extend(_unsupported(answer, passages, question))
-    refusal = is_refusal(answer) and not cited
+    if marks and not _WORD.search(_MARK.sub("", answer)):
+        errors.append(NO_CONTENT)
+    # "Passage [2] does not mention Walter Reed." is a refusal too, marks or not
+    refusal = is_refusal(answer) and all(is_refusal(s) for s in _sentences(answer) if _MARK.search(s))
     if n_pass and not marks and not refusal and answer.strip():
         errors.append(NO_CITATION)
     if marks:
@@ -142,6 +146,7 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
 
 
 UNCITED = "Uncited claim: "
+NO_CONTENT = "The answer is only citation marks: answer the question in words and cite it with [n]."
 NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 
 
@@ -240,7 +245,7 @@ def _unsupported(answer: str, passages: Sequence[Hit], question: str = "") -> li
         numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= len(passages)]
         claim = _MARK.sub(" ", sentence)
         words = set(tokenize(claim))
-        if not numbers or len(words) < 2:
+        if not numbers or len(words) < 2 or is_refusal(sentence):
             continue
         cites = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
         contexts = []

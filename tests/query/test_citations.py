@@ -135,3 +135,19 @@ def test_cite_uncited_adds_marks_only_where_a_passage_plainly_says_it():
     assert cite_uncited("No marks at all in this long sentence here.", PASSAGES) == (
         "No marks at all in this long sentence here.")  # uncited answers are attach_citations' job
     assert cite_uncited("Late payments incur a 2% fee. [1]", PASSAGES) == "Late payments incur a 2% fee. [1]"
+
+
+def test_an_answer_of_citation_marks_alone_is_an_error():
+    from desktop_kb.query.citations import NO_CONTENT
+
+    for answer in ("[1]", " [1][2]. ", "【1】。"):
+        v = validate(answer, PASSAGES)
+        assert not v.valid and NO_CONTENT in v.errors, answer
+    assert validate("30 days [1].", PASSAGES).valid
+
+
+def test_refusal_that_names_a_passage_is_a_refusal_not_an_unsupported_claim():
+    v = validate("Passage [2] does not mention Walter Reed.", PASSAGES, "What virus did Walter Reed discover?")
+    assert v.valid and v.refusal, v.errors
+    v = validate("Invoices are due in 30 days [1]. The passages do not mention refunds.", PASSAGES)
+    assert v.valid and not v.refusal
