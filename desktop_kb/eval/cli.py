@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -260,21 +261,26 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
                           progress=LogProgress(f"ingest {ds.name}"))
         scores: list[ItemScore] = []
         progress = _counter("asking")
-        for i, item in enumerate(items, 1):
-            try:
-                ans = lib.ask(item.question, kbs=[prep.name])
-                scores.append(score_answer(item, ans, prep.doc_id))
-            except DesktopKBError as exc:
-                if isinstance(exc, ModelError):
-                    raise
-                scores.append(ItemScore(item.id, item.answerable, "error", False, None, None, 0, error=exc.message))
-            progress(i, len(items))
+        # per-item lines are written as they come, so an interrupted long run keeps what it did
+        per_item = Path(args.per_item) if args.per_item else None
+        if per_item is not None:
+            per_item.parent.mkdir(parents=True, exist_ok=True)
+        with per_item.open("w", encoding="utf-8") if per_item is not None else contextlib.nullcontext() as fh:
+            for i, item in enumerate(items, 1):
+                try:
+                    ans = lib.ask(item.question, kbs=[prep.name])
+                    scores.append(score_answer(item, ans, prep.doc_id))
+                except DesktopKBError as exc:
+                    if isinstance(exc, ModelError):
+                        raise
+                    scores.append(ItemScore(item.id, item.answerable, "error", False, None, None, 0,
+                                            error=exc.message))
+                if fh is not None:
+                    fh.write(json.dumps({"question": item.question, **scores[-1].to_json()}, ensure_ascii=False)
+                             + "\n")
+                    fh.flush()
+                progress(i, len(items))
     summary = aggregate(scores) | {"kb": prep.name, "ingest_s": round(prep.ingest_s, 1)}
-    if args.per_item:
-        Path(args.per_item).parent.mkdir(parents=True, exist_ok=True)
-        with Path(args.per_item).open("w", encoding="utf-8") as fh:
-            for s in scores:
-                fh.write(json.dumps(s.to_json(), ensure_ascii=False) + "\n")
     if args.json:
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
         return 0

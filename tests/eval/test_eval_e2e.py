@@ -116,3 +116,41 @@ def test_answers_and_probe_fail_clearly_without_llm(beir: Path, tmp_path: Path,
     code = main(["--data-dir", str(data), "eval", "probe", "--kb", kb])
     _, err = capsys.readouterr()
     assert code != 0 and "LLM" in err
+
+
+def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scripted,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Plumbing with a scripted LLM: the per-item file holds every question, one JSON line each."""
+    import dataclasses
+
+    from desktop_kb.eval import cli as eval_cli
+
+    data = tmp_path / "data"
+    _hash_settings(data)
+    qa = tmp_path / "qa"
+    qa.mkdir()
+    (qa / "contexts.jsonl").write_text((beir / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (qa / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "i1", "question": "What do chloroplasts convert?", "answers": ["sunlight"], "context_id": "d1",
+         "answerable": True},
+        {"id": "i2", "question": "Who discovered chloroplasts?", "answers": [], "context_id": "d1",
+         "answerable": False},
+    ]), encoding="utf-8")
+    gen = scripted(answers=["Plants convert sunlight into chemical energy [1].",
+                            "The passages do not say who discovered chloroplasts."])
+
+    def open_library(settings: Settings) -> Library:
+        s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=0.0))
+        return Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen)
+
+    monkeypatch.setattr(eval_cli, "_open_library", open_library)
+    per_item = tmp_path / "out" / "items.jsonl"
+    assert main(["--data-dir", str(data), "eval", "answers", "--dataset", str(qa), "--per-item", str(per_item),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    rows = [json.loads(line) for line in per_item.read_text(encoding="utf-8").splitlines()]
+    assert [r["question"] for r in rows] == ["What do chloroplasts convert?", "Who discovered chloroplasts?"]
+    assert [r["status"] for r in rows] == ["answered", "refused"]
+    assert rows[0]["contains_gold"] and rows[0]["citations_valid"]
+    assert summary["refusal_rate_unanswerable"] == 1.0 and summary["false_refusal_rate"] == 0.0
