@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..types import Citation, Hit
 
-__all__ = ["Validation", "find_in_passage", "is_refusal", "normalise", "validate"]
+__all__ = [
+    "Validation", "attach_citations", "cite_uncited", "find_in_passage", "is_refusal", "normalise",
+    "repoint_citations", "validate",
+]
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 _QUOTES = re.compile(r"“([^”]{2,400})”|「([^」]{2,400})」|『([^』]{2,400})』|\"([^\"\n]{2,400})\"")
@@ -180,33 +183,65 @@ def cite_uncited(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8
     that passage n plainly contains (``min_coverage`` of its words). Other text is unchanged."""
     if not _MARK.search(answer):
         return answer
+    return _per_sentence(answer, lambda piece: _cite_sentence(piece, passages, min_coverage))
+
+
+def repoint_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
+    """Fix a wrong passage number: a sentence whose cited passages do not plainly contain it
+    (``min_coverage`` of its words) while another passage does gets that passage's [n] instead.
+    Short sentences (under 4 distinct words) are left alone: too many passages would match."""
+    return _per_sentence(answer, lambda piece: _repoint_sentence(piece, passages, min_coverage))
+
+
+def _per_sentence(answer: str, fix: Callable[[str], str]) -> str:
     text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), answer)
     out: list[str] = []
     pos = 0
     for m in _SENTENCE_SPLIT.finditer(text):
-        out.append(_cite_sentence(text[pos:m.start()], passages, min_coverage) + m.group())
+        out.append(fix(text[pos:m.start()]) + m.group())
         pos = m.end()
-    out.append(_cite_sentence(text[pos:], passages, min_coverage))
-    cited = "".join(out)
-    return cited if cited != text else answer
+    out.append(fix(text[pos:]))
+    fixed = "".join(out)
+    return fixed if fixed != text else answer
+
+
+def _coverage(claim: str, passages: Sequence[Hit], min_words: int = 1) -> list[float] | None:
+    """Share of the claim's distinct words found in each passage; None for too short a claim."""
+    from ..text.tokenize import tokenize
+
+    words = set(tokenize(claim))
+    if len(words) < min_words:
+        return None
+    return [len(words & set(tokenize(h.chunk.text))) / len(words) for h in passages]
 
 
 def _cite_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> str:
-    from ..text.tokenize import tokenize
-
     sentence = piece.strip()
     if len(sentence) < 25 or _MARK.search(sentence) or is_refusal(sentence) or sentence.startswith("#"):
         return piece
-    words = set(tokenize(sentence))
-    if not words:
+    cover = _coverage(sentence, passages)
+    if not cover or max(cover) < min_coverage:
         return piece
-    cover = [len(words & set(tokenize(h.chunk.text))) / len(words) for h in passages]
-    best = max(range(len(cover)), key=lambda i: cover[i]) if cover else -1
-    if best < 0 or cover[best] < min_coverage:
-        return piece
+    best = cover.index(max(cover))
     body = piece.rstrip()
     end = len(body.rstrip("。.!?！？"))
     return f"{body[:end]} [{best + 1}]{body[end:]}{piece[len(body):]}"
+
+
+def _repoint_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> str:
+    marks = list(_MARK.finditer(piece))
+    claim = _MARK.sub(" ", piece)
+    if not marks or is_refusal(claim):
+        return piece
+    cover = _coverage(claim, passages, min_words=4)
+    if not cover or max(cover) < min_coverage:
+        return piece
+    cited = [n for m in marks for n in _numbers(m) if 1 <= n <= len(passages)]
+    if cited and max(cover[n - 1] for n in cited) >= min_coverage:
+        return piece
+    best = cover.index(max(cover))
+    first = marks[0]
+    return piece[: first.start()] + f"[{best + 1}]" + _MARK.sub("", piece[first.end():])
 
 
 def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.Match[str]]) -> list[int]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..progress import CancelToken
 from ..protocols import SearchFilter
 from ..types import Answer, FallbackDecision, Hit
-from .citations import NO_CITATION, attach_citations, cite_uncited, validate
+from .citations import NO_CITATION, attach_citations, cite_uncited, repoint_citations, validate
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .prompts import correction_message
@@ -111,6 +111,14 @@ def answer(
         check = validate(text, passages, question)
     attempt = 0
     while not check.valid and attempt <= q.citation_retries:
+        # a sentence cited with the wrong number, plainly taken from another passage: renumber it
+        repointed = repoint_citations(text, passages)
+        if repointed != text:
+            with _timed(timings, "validate"):
+                recheck = validate(repointed, passages, question)
+            if recheck.valid:
+                text, check = repointed, recheck
+                break
         if list(check.errors) == [NO_CITATION]:
             # a right answer without [n] (small models do this): cite it only if every sentence
             # is plainly taken from one passage
@@ -136,9 +144,10 @@ def answer(
         with _timed(timings, "validate"):
             check = validate(text, passages, question)
 
-    if check.valid and check.warnings:
-        # sentences the model left uncited: cite those a passage plainly says, flag the rest
-        cited = cite_uncited(text, passages)
+    if check.valid:
+        # sentences the model left uncited (or cited across languages to the wrong passage): cite
+        # those a passage plainly says, flag the rest
+        cited = cite_uncited(repoint_citations(text, passages), passages)
         if cited != text:
             with _timed(timings, "validate"):
                 recheck = validate(cited, passages, question)

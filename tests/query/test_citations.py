@@ -151,3 +151,19 @@ def test_refusal_that_names_a_passage_is_a_refusal_not_an_unsupported_claim():
     assert v.valid and v.refusal, v.errors
     v = validate("Invoices are due in 30 days [1]. The passages do not mention refunds.", PASSAGES)
     assert v.valid and not v.refusal
+
+
+def test_repoint_citations_renumbers_a_sentence_plainly_taken_from_another_passage():
+    from desktop_kb.query.citations import repoint_citations
+
+    wrong = "Late payments incur a 2% fee [2]. 逾期不得补开 [2]。"
+    fixed = repoint_citations(wrong, PASSAGES)
+    assert fixed == "Late payments incur a 2% fee [1]. 逾期不得补开 [2]。"
+    assert {c.n for c in validate(fixed, PASSAGES).citations} == {1, 2}
+    # a quote cited from the wrong passage is renumbered with its sentence
+    assert repoint_citations('Invoices are paid "within 30 days of receipt" [2].', PASSAGES) == (
+        'Invoices are paid "within 30 days of receipt" [1].')
+    # left alone: already right, too short to tell, not in any passage, or a refusal
+    for answer in ("Late payments incur a 2% fee [1].", "30 days [2].",
+                   "Refunds take two weeks to arrive [2].", "Passage [2] does not mention late payments fee."):
+        assert repoint_citations(answer, PASSAGES) == answer

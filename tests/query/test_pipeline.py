@@ -166,3 +166,15 @@ def test_uncited_sentence_of_a_cited_answer_is_cited_or_flagged(settings, folder
     assert "180 euros per night [2]." in a.text
     assert {c.n for c in a.citations} == {1, 2}
     assert [p for p in a.problems if "Managers" in p]  # nothing says that: flagged, shown to the user
+
+
+def test_wrong_passage_number_is_fixed_without_a_retry(settings, folder, scripted):
+    gen = scripted(answers=["Hotels are reimbursed up to 180 euros per night [1]."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        # reading order: invoices.md is [1], travel.md [2]
+        a = lib.ask("How much are hotels reimbursed?", kbs=["kb"], reading_order=True)
+    assert a.status == "answered", a.problems
+    assert a.text == "Hotels are reimbursed up to 180 euros per night [2]."
+    assert [c.path.endswith("travel.md") for c in a.citations] == [True]
+    assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round
