@@ -157,24 +157,20 @@ def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float =
     """For an answer without any [n]: cite, after each sentence, the passage that contains at
     least ``min_coverage`` of its words (same script). None when a sentence has no such passage,
     so only answers that are plainly taken from a passage are cited this way."""
-    from ..text.tokenize import tokenize
-
     sentences = [s for s in _sentences(answer) if s]
     if not sentences or _MARK.search(answer):
         return None
-    vocab = [set(tokenize(h.chunk.text)) for h in passages]
+    vocab = _vocabularies(passages)
     out = []
     for sentence in sentences:
-        words = set(tokenize(sentence))
-        if not words:
+        cover = _coverage(sentence, vocab)
+        if cover is None:
             out.append(sentence)
             continue
-        cover = [len(words & v) / len(words) for v in vocab]
-        best = max(range(len(cover)), key=lambda i: cover[i]) if cover else -1
-        if best < 0 or cover[best] < min_coverage:
+        if not cover or max(cover) < min_coverage:
             return None
         end = len(sentence.rstrip("。.!?！？"))
-        out.append(f"{sentence[:end]} [{best + 1}]{sentence[end:]}")
+        out.append(f"{sentence[:end]} [{cover.index(max(cover)) + 1}]{sentence[end:]}")
     return " ".join(out)
 
 
@@ -183,14 +179,16 @@ def cite_uncited(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8
     that passage n plainly contains (``min_coverage`` of its words). Other text is unchanged."""
     if not _MARK.search(answer):
         return answer
-    return _per_sentence(answer, lambda piece: _cite_sentence(piece, passages, min_coverage))
+    vocab = _vocabularies(passages)
+    return _per_sentence(answer, lambda piece: _cite_sentence(piece, vocab, min_coverage))
 
 
 def repoint_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
     """Fix a wrong passage number: a sentence whose cited passages do not plainly contain it
     (``min_coverage`` of its words) while another passage does gets that passage's [n] instead.
     Short sentences (under 4 distinct words) are left alone: too many passages would match."""
-    return _per_sentence(answer, lambda piece: _repoint_sentence(piece, passages, min_coverage))
+    vocab = _vocabularies(passages)
+    return _per_sentence(answer, lambda piece: _repoint_sentence(piece, vocab, min_coverage))
 
 
 def _per_sentence(answer: str, fix: Callable[[str], str]) -> str:
@@ -205,21 +203,28 @@ def _per_sentence(answer: str, fix: Callable[[str], str]) -> str:
     return fixed if fixed != text else answer
 
 
-def _coverage(claim: str, passages: Sequence[Hit], min_words: int = 1) -> list[float] | None:
-    """Share of the claim's distinct words found in each passage; None for too short a claim."""
+def _vocabularies(passages: Sequence[Hit]) -> list[set[str]]:
+    from ..text.tokenize import tokenize
+
+    return [set(tokenize(h.chunk.text)) for h in passages]
+
+
+def _coverage(claim: str, vocab: Sequence[set[str]], min_words: int = 1) -> list[float] | None:
+    """Share of the claim's distinct words found in each passage's vocabulary; None for too short
+    a claim."""
     from ..text.tokenize import tokenize
 
     words = set(tokenize(claim))
     if len(words) < min_words:
         return None
-    return [len(words & set(tokenize(h.chunk.text))) / len(words) for h in passages]
+    return [len(words & v) / len(words) for v in vocab]
 
 
-def _cite_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> str:
+def _cite_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -> str:
     sentence = piece.strip()
     if len(sentence) < 25 or _MARK.search(sentence) or is_refusal(sentence) or sentence.startswith("#"):
         return piece
-    cover = _coverage(sentence, passages)
+    cover = _coverage(sentence, vocab)
     if not cover or max(cover) < min_coverage:
         return piece
     best = cover.index(max(cover))
@@ -228,15 +233,15 @@ def _cite_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> 
     return f"{body[:end]} [{best + 1}]{body[end:]}{piece[len(body):]}"
 
 
-def _repoint_sentence(piece: str, passages: Sequence[Hit], min_coverage: float) -> str:
+def _repoint_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -> str:
     marks = list(_MARK.finditer(piece))
     claim = _MARK.sub(" ", piece)
     if not marks or is_refusal(claim):
         return piece
-    cover = _coverage(claim, passages, min_words=4)
+    cover = _coverage(claim, vocab, min_words=4)
     if not cover or max(cover) < min_coverage:
         return piece
-    cited = [n for m in marks for n in _numbers(m) if 1 <= n <= len(passages)]
+    cited = [n for m in marks for n in _numbers(m) if 1 <= n <= len(vocab)]
     if cited and max(cover[n - 1] for n in cited) >= min_coverage:
         return piece
     best = cover.index(max(cover))
@@ -310,5 +315,5 @@ _TRAILING_MARKS = re.compile(r"([.。!?！？])((?:\s*[\[【]\s*\d{1,3}(?:\s*[,�
 def _sentences(text: str) -> list[str]:
     # "… per year. [1]" — a citation after the full stop belongs to the sentence before it
     text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), text)
-    parts = re.split(r"(?<=[。！？!?])|(?<=\.)\s+|\n+", text)
+    parts = _SENTENCE_SPLIT.split(text)
     return [p.strip() for p in parts if p and p.strip() and not p.strip().startswith("#")]
