@@ -109,26 +109,27 @@ def answer(
                                   on_token=on_token, cancel=cancel)
     with _timed(timings, "validate"):
         check = validate(text, passages, question)
+
+    def accept(candidate: str | None) -> bool:
+        """Take a mechanically fixed text when it changes something and validates."""
+        nonlocal text, check
+        if candidate is None or candidate == text:
+            return False
+        with _timed(timings, "validate"):
+            recheck = validate(candidate, passages, question)
+        if recheck.valid:
+            text, check = candidate, recheck
+        return recheck.valid
+
     attempt = 0
     while not check.valid and attempt <= q.citation_retries:
         # a sentence cited with the wrong number, plainly taken from another passage: renumber it
-        repointed = repoint_citations(text, passages)
-        if repointed != text:
-            with _timed(timings, "validate"):
-                recheck = validate(repointed, passages, question)
-            if recheck.valid:
-                text, check = repointed, recheck
-                break
-        if list(check.errors) == [NO_CITATION]:
-            # a right answer without [n] (small models do this): cite it only if every sentence
-            # is plainly taken from one passage
-            cited = attach_citations(text, passages)
-            if cited is not None:
-                with _timed(timings, "validate"):
-                    recheck = validate(cited, passages, question)
-                if recheck.valid:
-                    text, check = cited, recheck
-                    break
+        if accept(repoint_citations(text, passages)):
+            break
+        # a right answer without [n] (small models do this): cite it only if every sentence is
+        # plainly taken from one passage
+        if list(check.errors) == [NO_CITATION] and accept(attach_citations(text, passages)):
+            break
         if attempt == q.citation_retries:
             break
         attempt += 1
@@ -147,12 +148,7 @@ def answer(
     if check.valid:
         # sentences the model left uncited (or cited across languages to the wrong passage): cite
         # those a passage plainly says, flag the rest
-        cited = cite_uncited(repoint_citations(text, passages), passages)
-        if cited != text:
-            with _timed(timings, "validate"):
-                recheck = validate(cited, passages, question)
-            if recheck.valid:
-                text, check = cited, recheck
+        accept(cite_uncited(repoint_citations(text, passages), passages))
     if not check.valid:
         return Answer(
             question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),
