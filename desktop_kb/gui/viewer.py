@@ -220,24 +220,19 @@ class ViewerPane(QWidget):
 
     def _selections(self) -> list[QTextEdit.ExtraSelection]:
         c = self.citation
-        out = []
+        out: list[QTextEdit.ExtraSelection] = []
         if c is None:
             return out
-        passage = self._range(c.start, c.end)
-        if passage is not None:
+        for cursor, colour, bold in ((self._range(c.start, c.end), PASSAGE_BG, False),
+                                     (self._range(c.quote_start, c.quote_end), QUOTE_BG, True)):
+            if cursor is None:
+                continue
             sel = QTextEdit.ExtraSelection()
-            sel.cursor = passage
+            sel.cursor = cursor
             fmt = QTextCharFormat()
-            fmt.setBackground(QBrush(PASSAGE_BG))
-            sel.format = fmt
-            out.append(sel)
-        quote = self._range(c.quote_start, c.quote_end)
-        if quote is not None:
-            sel = QTextEdit.ExtraSelection()
-            sel.cursor = quote
-            fmt = QTextCharFormat()
-            fmt.setBackground(QBrush(QUOTE_BG))
-            fmt.setFontWeight(QFont.Weight.Bold)
+            fmt.setBackground(QBrush(colour))
+            if bold:
+                fmt.setFontWeight(QFont.Weight.Bold)
             sel.format = fmt
             out.append(sel)
         return out

@@ -65,6 +65,15 @@ def _hash_settings(data: Path) -> None:
     }}), encoding="utf-8")
 
 
+def _qa_set(tmp_path: Path, beir: Path, items: list[dict]) -> Path:
+    """A QA set (items.jsonl, contexts.jsonl) over the tiny BEIR corpus."""
+    qa = tmp_path / "qa"
+    qa.mkdir()
+    (qa / "contexts.jsonl").write_text((beir / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (qa / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
+    return qa
+
+
 def test_cli_all_modes_json(beir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     _hash_settings(data)
@@ -99,12 +108,8 @@ def test_answers_and_probe_fail_clearly_without_llm(beir: Path, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     _hash_settings(data)
-    qa = tmp_path / "qa"
-    qa.mkdir()
-    (qa / "contexts.jsonl").write_text((beir / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    (qa / "items.jsonl").write_text(json.dumps({"id": "i1", "question": "What do chloroplasts do?",
-                                                "answers": ["chemical energy"], "context_id": "d1",
-                                                "answerable": True}) + "\n", encoding="utf-8")
+    qa = _qa_set(tmp_path, beir, [{"id": "i1", "question": "What do chloroplasts do?",
+                                   "answers": ["chemical energy"], "context_id": "d1", "answerable": True}])
     code = main(["--data-dir", str(data), "eval", "answers", "--dataset", str(qa)])
     _, err = capsys.readouterr()
     assert code != 0 and "LLM" in err
@@ -128,15 +133,12 @@ def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scr
 
     data = tmp_path / "data"
     _hash_settings(data)
-    qa = tmp_path / "qa"
-    qa.mkdir()
-    (qa / "contexts.jsonl").write_text((beir / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    (qa / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+    qa = _qa_set(tmp_path, beir, [
         {"id": "i1", "question": "What do chloroplasts convert?", "answers": ["sunlight"], "context_id": "d1",
          "answerable": True},
         {"id": "i2", "question": "Who discovered chloroplasts?", "answers": [], "context_id": "d1",
          "answerable": False},
-    ]), encoding="utf-8")
+    ])
     gen = scripted(answers=["Plants convert sunlight into chemical energy [1].",
                             "The passages do not say who discovered chloroplasts."])
 
