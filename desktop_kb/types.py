@@ -96,6 +96,9 @@ class Citation:
     quote: str | None = None
     quote_start: int | None = None  # offsets of the quote in the converted Markdown
     quote_end: int | None = None
+    # the sentence(s) of the passage that support the citing claims (offsets in the converted
+    # Markdown), found by alignment when the model quoted nothing
+    evidence: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     rerank_degraded: bool = False
     problems: tuple[str, ...] = ()  # citation problems left after retries (when refused)
+    # sentences taken out because no cited passage supports them: (sentence, why)
+    removed: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

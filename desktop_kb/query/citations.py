@@ -9,7 +9,10 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
+from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
+from .support import evidence as support_evidence
 
 __all__ = [
     "Validation", "attach_citations", "cite_uncited", "find_in_passage", "is_refusal", "normalise",
@@ -38,6 +41,8 @@ class Validation:
     warnings: tuple[str, ...]  # uncited claims (flagged, not fatal)
     citations: tuple[Citation, ...]
     refusal: bool  # the answer says the passages do not contain the answer
+    # cited sentences that no cited passage supports: (sentence as in the answer, why)
+    unsupported: tuple[tuple[str, str], ...] = ()
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
@@ -87,7 +92,19 @@ def _numbers(mark: re.Match[str]) -> list[int]:
     return [int(x) for x in re.findall(r"\d+", mark.group(1))]
 
 
-def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Validation:
+def validate(
+    answer: str,
+    passages: Sequence[Hit],
+    question: str = "",
+    *,
+    stats: TermStats | None = None,
+    similarity: Similarity | None = None,
+) -> Validation:
+    """The one check of an answer against its passages (the pipeline and the eval call it):
+    citation marks, quotes, claim support per cited sentence (:mod:`.support`), whether the cited
+    passages answer the question, echoes of our own prompts and the answer's language.
+    ``stats`` (the knowledge base's document frequencies) tells rare words from common ones;
+    ``similarity`` (the embedder) judges claims made in another language than their passage."""
     errors: list[str] = []
     warnings: list[str] = []
     n_pass = len(passages)
@@ -99,14 +116,17 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
                 errors.append(f"[{n}] does not exist: there are only {n_pass} passages (1–{n_pass}).")
             else:
                 cited.setdefault(n, (None, None, None))
+    all_cited = sorted(cited)
+    verified_quotes: list[str] = []
 
     for q in _QUOTES.finditer(answer):
         quote = next(g for g in q.groups() if g is not None)
         if len(quote.strip(_EDGE_PUNCT)) < 2:
             continue
-        numbers = _adjacent_citations(answer, q.start(), q.end(), marks)
-        if not numbers:
-            continue
+        # a quote is checked against the passages it cites: its own marks, else the marks of its
+        # sentence, else every passage the answer cites (any passage when it cites none)
+        numbers = (_adjacent_citations(answer, q.start(), q.end(), marks)
+                   or _sentence_citations(answer, q.start(), marks) or all_cited or list(range(1, n_pass + 1)))
         valid_numbers = [n for n in numbers if 1 <= n <= n_pass]
         found = None
         for n in valid_numbers:
@@ -115,22 +135,52 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
                 found = (n, span)
                 break
         if found is None:
-            if valid_numbers:
+            if valid_numbers and len(quote.strip(_EDGE_PUNCT)) >= 4:
                 errors.append(f"The quote \"{quote[:80]}\" is not in passage "
                               + " or ".join(f"[{n}]" for n in valid_numbers) + ".")
             continue
         n, (s, e) = found
+        verified_quotes.append(quote)
         base = passages[n - 1].chunk.start
         if cited.get(n, (None,))[0] is None:
             cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
 
-    errors.extend(_unsupported(answer, passages, question))
+    views = {n: PassageView(passages[n - 1]) for n in cited}
+    q_tokens = set(tokenize(question))
+    claims: list[Claim] = []
+    unsupported: list[tuple[str, str]] = []
+    evidence_of: dict[int, list[tuple[int, int]]] = {}
+    for sentence in _sentences(answer):
+        numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= n_pass]
+        text = _MARK.sub(" ", sentence).strip()
+        if not numbers or not _WORD.search(text) or is_refusal(sentence):
+            continue
+        quoted = any(q in sentence for q in verified_quotes)
+        claim = Claim.of(text, numbers, quoted)
+        vs = [views[n] for n in claim.numbers]
+        problem = check_claim(claim, vs, q_tokens, stats, similarity) if len(claim.tokens) >= 1 else None
+        if problem:
+            errors.append(f"\"{text[:80]}\": {problem}.")
+            unsupported.append((sentence, problem))
+            continue
+        claims.append(claim)
+        for i, s, e in support_evidence(claim, vs):
+            base = vs[i].hit.chunk.start
+            evidence_of.setdefault(claim.numbers[i], []).append((base + s, base + e))
+    about = check_question(question, claims, views, stats)
+    if about:
+        errors.append(about)
+
     if marks and not _WORD.search(_MARK.sub("", answer)):
         errors.append(NO_CONTENT)
+    if echoes_prompt(answer):
+        errors.append(ECHO)
     # "Passage [2] does not mention Walter Reed." is a refusal too, marks or not
     refusal = is_refusal(answer) and all(is_refusal(s) for s in _sentences(answer) if _MARK.search(s))
     if n_pass and not marks and not refusal and answer.strip():
         errors.append(NO_CITATION)
+    if question and wrong_language(answer, question):
+        errors.append(WRONG_LANGUAGE)
     if marks:
         for sentence in _sentences(answer):
             if len(sentence) >= 25 and not _MARK.search(sentence) and not is_refusal(sentence):
@@ -141,14 +191,39 @@ def validate(answer: str, passages: Sequence[Hit], question: str = "") -> Valida
             n=n, kb=passages[n - 1].kb, doc_id=passages[n - 1].chunk.doc_id, path=passages[n - 1].chunk.path,
             pages=passages[n - 1].chunk.pages, heading_path=passages[n - 1].chunk.heading_path,
             start=passages[n - 1].chunk.start, end=passages[n - 1].chunk.end,
-            quote=quote, quote_start=qs, quote_end=qe,
+            quote=quote, quote_start=qs, quote_end=qe, evidence=tuple(dict.fromkeys(evidence_of.get(n, ()))),
         )
         for n, (quote, qs, qe) in sorted(cited.items())
     )
-    return Validation(not errors, tuple(dict.fromkeys(errors)), tuple(warnings), citations, refusal)
+    return Validation(not errors, tuple(dict.fromkeys(errors)), tuple(warnings), citations, refusal,
+                      tuple(unsupported))
 
 
 UNCITED = "Uncited claim: "
+ECHO = "The answer repeats these instructions instead of answering: answer the question itself."
+WRONG_LANGUAGE = "The answer is not in the question's language: write it in the language of the question."
+# Our own prompt texts: an answer that repeats them is no answer.
+_PROMPT_ECHOES = (
+    "citation problems", "rewrite the whole answer", "cite only passages", "only quote words that appear",
+    "answer from the passages only", "data only, not instructions", "the answer cites no passage",
+    "mark each key fact with", "you answer questions using only", "is not supported by passage",
+    "is not in the question's language", "请用中文回答",
+)
+
+
+def echoes_prompt(answer: str) -> bool:
+    folded = " ".join(answer.lower().split())
+    return any(p in folded for p in _PROMPT_ECHOES)
+
+
+def wrong_language(answer: str, question: str) -> bool:
+    """A Chinese question answered in English or the other way round (quotes and citation marks
+    aside; names in Latin letters inside a Chinese answer are fine)."""
+    body = _QUOTES.sub(" ", _MARK.sub(" ", answer))
+    if sum(ch.isalpha() for ch in body) < 12:
+        return False
+    q_zh, a_zh = cjk_ratio(question) > 0.3, cjk_ratio(body)
+    return (q_zh and a_zh < 0.15) or (not q_zh and cjk_ratio(question) == 0 and a_zh > 0.6)
 NO_CONTENT = "The answer is only citation marks: answer the question in words and cite it with [n]."
 NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 
@@ -249,6 +324,15 @@ def _repoint_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float
     return piece[: first.start()] + f"[{best + 1}]" + _MARK.sub("", piece[first.end():])
 
 
+def _sentence_citations(answer: str, at: int, marks: Sequence[re.Match[str]]) -> list[int]:
+    """The marks of the sentence around position ``at``."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(answer, 0, at)]
+    lo = starts[-1] if starts else 0
+    end = _SENTENCE_END.search(answer, at)
+    hi = end.end() + 12 if end else len(answer)
+    return [n for m in marks if lo <= m.start() <= hi for n in _numbers(m)]
+
+
 def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.Match[str]]) -> list[int]:
     """Citations that belong to the quote at [qstart, qend): the first marks after it in the same
     sentence, else a mark right before it."""
@@ -264,48 +348,6 @@ def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.
         return [n for m in group for n in _numbers(m)]
     before = [m for m in marks if m.end() <= qstart and qstart - m.end() <= 3]
     return _numbers(before[-1]) if before else []
-
-
-def _unsupported(answer: str, passages: Sequence[Hit], question: str = "") -> list[str]:
-    """Sentences whose cited passages do not support them lexically (same script only: an English
-    answer may cite a Chinese passage):
-
-    * the sentence shares no content word with any passage it cites ("Arr, 42 doubloons [1]");
-    * the sentence restates at least two of the question's key terms that no cited passage
-      mentions (the question asks about "adoptive parents", the passage only about "paid leave"):
-      the typical answer to an unanswerable question.
-    """
-    from pathlib import Path
-
-    from ..text.tokenize import cjk_ratio, tokenize
-
-    question_terms = {t for t in tokenize(question) if len(t) >= 4 or cjk_ratio(t) > 0}
-    problems = []
-    for sentence in _sentences(answer):
-        numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= len(passages)]
-        claim = _MARK.sub(" ", sentence)
-        words = set(tokenize(claim))
-        if not numbers or len(words) < 2 or is_refusal(sentence):
-            continue
-        cites = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
-        contexts = []
-        for n in numbers:
-            chunk = passages[n - 1].chunk
-            if (cjk_ratio(claim) > 0.5) != (cjk_ratio(chunk.text) > 0.5):
-                break  # cross-language citation: not judged lexically
-            contexts.append(set(tokenize(" ".join([chunk.text, *chunk.heading_path, Path(chunk.path).stem]))))
-        else:
-            known = set().union(*contexts)
-            if not words & known:
-                problems.append(f"\"{claim.strip()[:80]}\" is not supported by passage {cites}: "
-                                "it shares no words with it.")
-                continue
-            asked = words & question_terms
-            missing = sorted(asked - known)
-            if len(missing) >= 2 and len(missing) * 2 >= len(asked):
-                problems.append(f"Passage {cites} does not mention {', '.join(missing[:5])}: "
-                                "it does not answer the question; say so if no passage does.")
-    return problems
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=\.)\s+|\n+")

@@ -1,0 +1,199 @@
+"""A faithfulness test set built from QA gold data, and the claim checker's score on it (no LLM).
+
+For every answerable item whose gold answer is in its context, the *gold sentence* is the
+context sentence that holds the answer. From it:
+
+* ``verbatim``      the gold sentence cited to its passage                        → accept
+* ``paraphrased``   the question restated with the gold answer in place of the
+                    question word ("William Pitt increased British military …")  → accept
+* ``changed_number`` the gold sentence with one figure changed (24 → 31)          → reject
+* ``swapped_answer`` the gold sentence with the answer replaced by another item's → reject
+* ``negated``       the gold sentence with a negation inserted (is → is not, 是 → 不是) → reject
+* ``wrong_passage`` the gold sentence cited to another document's passage         → reject
+
+and for the unanswerable items of SQuAD 2.0 (``trap``): the sentence holding the plausible
+(wrong) answer, cited to its passage, for the adversarial question → reject (only the question
+check can see this one; it is reported, not a target).
+
+Each claim is checked by :func:`desktop_kb.query.citations.validate` with the knowledge base's
+term statistics built from all the set's contexts, as the product does after ingesting them.
+The gold data (answers, contexts) decide what is faithful, not the checker.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..text.numbers import quantities
+from ..text.tokenize import cjk_ratio
+from ..types import Chunk, Hit
+from .datasets import QADataset
+
+__all__ = ["FaithClaim", "build_claims", "score_claims"]
+
+ACCEPT = ("verbatim", "paraphrased")
+REJECT = ("changed_number", "swapped_answer", "negated", "wrong_passage", "trap")
+
+_WH_EN = re.compile(r"^(?:what|which|who|whom|whose|where|when|how many|how much|how)\b\s*", re.IGNORECASE)
+_WH_ZH = re.compile(r"(?:什么时候|哪一年|哪些|哪个|哪位|哪里|哪儿|多少|什么|是谁|谁|哪|几)[^，。？?的]{0,3}?(?=[，。？?的]|$)")
+_AUX_EN = re.compile(r"\b(is|was|are|were|has|have|had|can|will|could|would|did|does)\b")
+
+
+@dataclass(frozen=True)
+class FaithClaim:
+    kind: str
+    item_id: str
+    question: str
+    answer: str  # the claim with its [n]
+    passages: tuple[Hit, ...]
+    context_ids: tuple[str, ...]
+
+    @property
+    def faithful(self) -> bool:
+        return self.kind in ACCEPT
+
+
+def _hit(doc_id: str, title: str, text: str) -> Hit:
+    return Hit(Chunk(doc_id, doc_id, f"/eval/{doc_id}.md", 0, text, (title,) if title else (), 0, len(text)),
+               "eval", 1.0)
+
+
+def _sentence_with(text: str, answer: str) -> str | None:
+    from ..query.support import sentence_spans
+
+    at = text.find(answer)
+    if at < 0:
+        return None
+    for s, e in sentence_spans(text):
+        if s <= at < e:
+            return text[s:e] if e - s >= 8 else None
+    return None
+
+
+def _cite(sentence: str, n: int) -> str:
+    body = sentence.rstrip(" 。.!?！？")
+    end = "。" if cjk_ratio(sentence) > 0.3 else "."
+    return f"{body} [{n}]{end}"
+
+
+def _paraphrase(question: str, answer: str) -> str | None:
+    q = question.strip().rstrip("?？ ")
+    if cjk_ratio(q) > 0.3:
+        out, k = _WH_ZH.subn(answer, q, count=1)
+        return out if k else None
+    out, k = _WH_EN.subn("", q, count=1)
+    if not k:
+        return None
+    return f"{answer} — {out}"
+
+
+def _change_number(sentence: str, context: str) -> str | None:
+    present = {v for q in quantities(context) for v in q.values}
+    for q in quantities(sentence):
+        raw = re.search(r"\d[\d,.]*", sentence[q.start:q.end])
+        if raw is None:
+            continue
+        digits = raw.group(0).rstrip(".,")
+        value = float(digits.replace(",", ""))
+        for delta in (7, 3, 11, 1):
+            new = value + delta
+            if new not in present:
+                fresh = str(int(new)) if new == int(new) else f"{new:g}"
+                at = q.start + raw.start()
+                return sentence[:at] + fresh + sentence[at + len(digits):]
+    return None
+
+
+def _negate(sentence: str) -> str | None:
+    if cjk_ratio(sentence) > 0.3:
+        for word, neg in (("是", "不是"), ("有", "没有"), ("能", "不能"), ("会", "不会")):
+            i = sentence.find(word)
+            if i > 0 and sentence[i - 1] not in "不没":
+                return sentence[:i] + neg + sentence[i + len(word):]
+        return None
+    m = _AUX_EN.search(sentence)
+    if m is None or re.match(r"\s+(?:not|never|no)\b", sentence[m.end():]):
+        return None
+    return sentence[: m.end()] + " not" + sentence[m.end():]
+
+
+def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list[FaithClaim]:
+    """The set for ``ds`` (deterministic for a seed): up to ``limit`` items per kind."""
+    rng = random.Random(seed)
+    items = [i for i in ds.items if i.context_id in ds.corpus]
+    answers_pool = [a for i in items for a in i.answers[:1] if a.strip()]
+    by_title: dict[str, list[str]] = {}
+    for doc in ds.corpus.values():
+        by_title.setdefault(doc.title, []).append(doc.id)
+    other_docs = sorted(ds.corpus)
+    out: dict[str, list[FaithClaim]] = {k: [] for k in (*ACCEPT, *REJECT)}
+
+    def add(kind: str, item_id: str, question: str, claim: str, ctx_ids: list[str]) -> None:
+        if limit is None or len(out[kind]) < limit:
+            hits = tuple(_hit(c, ds.corpus[c].title, ds.corpus[c].text) for c in ctx_ids)
+            out[kind].append(FaithClaim(kind, item_id, question, claim, hits, tuple(ctx_ids)))
+
+    for item in items:
+        doc = ds.corpus[item.context_id]
+        if not item.answerable:
+            traps = item.extra.get("plausible_answers") or []
+            sentence = _sentence_with(doc.text, traps[0]) if traps else None
+            if sentence:
+                add("trap", item.id, item.question, _cite(sentence, 1), [doc.id])
+            continue
+        answer = next((a for a in item.answers if a and a in doc.text), None)
+        sentence = _sentence_with(doc.text, answer) if answer else None
+        if not answer or not sentence:
+            continue
+        # a passage of another article, so [2] exists and is wrong
+        elsewhere = [d for d in other_docs if ds.corpus[d].title != doc.title]
+        distractor = elsewhere[rng.randrange(len(elsewhere))] if elsewhere else doc.id
+        pair = [doc.id, distractor]
+        add("verbatim", item.id, item.question, _cite(sentence, 1), pair)
+        para = _paraphrase(item.question, answer)
+        if para:
+            add("paraphrased", item.id, item.question, _cite(para, 1), pair)
+        changed = _change_number(sentence, doc.text)
+        if changed:
+            add("changed_number", item.id, item.question, _cite(changed, 1), pair)
+        for _ in range(20):
+            other = answers_pool[rng.randrange(len(answers_pool))]
+            if (other not in doc.text and answer not in other and len(other) >= 2
+                    and not re.search(r"[。！？!?；;]|\.\s", other)):
+                add("swapped_answer", item.id, item.question, _cite(sentence.replace(answer, other, 1), 1), pair)
+                break
+        negated = _negate(sentence)
+        if negated:
+            add("negated", item.id, item.question, _cite(negated, 1), pair)
+        add("wrong_passage", item.id, item.question, _cite(sentence, 2), pair)
+    return [c for kind in out.values() for c in kind]
+
+
+def score_claims(claims: list[FaithClaim], ds: QADataset, similarity: Any = None) -> dict[str, Any]:
+    """Per kind: how many claims validate ("accepted") and the share that was judged right."""
+    from ..query.citations import validate
+    from ..query.support import TermStats
+
+    stats = TermStats.from_texts(f"{d.title} {d.text}" for d in ds.corpus.values())
+    kinds: dict[str, dict[str, Any]] = {}
+    wrong: dict[str, list[dict[str, str]]] = {}
+    for c in claims:
+        v = validate(c.answer, list(c.passages), c.question, stats=stats, similarity=similarity)
+        k = kinds.setdefault(c.kind, {"claims": 0, "accepted": 0})
+        k["claims"] += 1
+        k["accepted"] += int(v.valid)
+        if v.valid != c.faithful:
+            wrong.setdefault(c.kind, []).append({"id": c.item_id, "question": c.question, "claim": c.answer,
+                                                 "errors": "; ".join(v.errors)[:300]})
+    for kind, k in kinds.items():
+        rate = k["accepted"] / k["claims"] if k["claims"] else 0.0
+        k["accept_rate" if kind in ACCEPT else "reject_rate"] = round(rate if kind in ACCEPT else 1 - rate, 4)
+    return {"dataset": ds.name, "kinds": kinds, "misjudged": {k: v[:10] for k, v in wrong.items()}}
+
+
+def iter_kinds() -> Iterator[str]:
+    yield from (*ACCEPT, *REJECT)
