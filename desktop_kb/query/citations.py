@@ -15,8 +15,9 @@ from .support import Claim, PassageView, Similarity, TermStats, check_claim, che
 from .support import evidence as support_evidence
 
 __all__ = [
-    "Validation", "attach_citations", "cite_uncited", "find_in_passage", "is_refusal", "normalise",
-    "repoint_citations", "validate",
+    "ECHO", "NO_CITATION", "NO_CONTENT", "WRONG_LANGUAGE", "Validation", "attach_citations", "cite_uncited",
+    "echoes_prompt", "find_in_passage", "is_refusal", "normalise", "remove_sentences", "repoint_citations",
+    "validate", "wrong_language",
 ]
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
@@ -264,6 +265,23 @@ def repoint_citations(answer: str, passages: Sequence[Hit], min_coverage: float 
     Short sentences (under 4 distinct words) are left alone: too many passages would match."""
     vocab = _vocabularies(passages)
     return _per_sentence(answer, lambda piece: _repoint_sentence(piece, vocab, min_coverage))
+
+
+def remove_sentences(answer: str, sentences: Sequence[str]) -> str:
+    """``answer`` without the given sentences (as :func:`_sentences` cuts them); "" when nothing
+    with words is left."""
+    drop = {s.strip() for s in sentences}
+    text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), answer)
+    kept: list[str] = []
+    pos = 0
+    for m in [*_SENTENCE_SPLIT.finditer(text), None]:
+        end = m.end() if m else len(text)
+        piece = text[pos:end]
+        pos = end
+        if piece.strip() and piece.strip() not in drop:
+            kept.append(piece)
+    rest = "".join(kept).strip()
+    return rest if _WORD.search(_MARK.sub("", rest)) else ""
 
 
 def _per_sentence(answer: str, fix: Callable[[str], str]) -> str:

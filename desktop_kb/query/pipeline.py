@@ -6,21 +6,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
-from ..protocols import SearchFilter
+from ..protocols import Embedder, SearchFilter
 from ..types import Answer, FallbackDecision, Hit
-from .citations import NO_CITATION, attach_citations, cite_uncited, repoint_citations, validate
+from .citations import (
+    NO_CITATION, WRONG_LANGUAGE, Validation, attach_citations, cite_uncited, remove_sentences, repoint_citations,
+    validate,
+)
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .prompts import correction_message
 from .rerank import rerank
 from .retrieve import retrieve
 from .rewrite import rewrite
+from .support import TermStats
 
 if TYPE_CHECKING:
     from ..kb import Library
+    from .retrieve import KBView
 
 __all__ = ["answer"]
 
@@ -44,6 +49,36 @@ def _lang(text: str) -> str:
     from ..text.tokenize import cjk_ratio
 
     return "zh" if cjk_ratio(text) > 0.3 else "en"
+
+
+def term_stats(views: Sequence[KBView]) -> TermStats:
+    """Document frequencies summed over the knowledge bases searched (rare words are key terms)."""
+    from ..backends.sparse_bm25 import token_id
+
+    n_docs = sum(v.manifest.corpus_stats()[0] for v in views)
+
+    def df(tokens: Sequence[str]) -> dict[str, int]:
+        ids = {t: token_id(t) for t in tokens}
+        out = dict.fromkeys(tokens, 0)
+        for v in views:
+            counts = v.manifest.document_frequencies(ids.values())
+            for t, i in ids.items():
+                out[t] += counts.get(i, 0)
+        return out
+
+    return TermStats(n_docs, df)
+
+
+def similarity(embedder: Embedder) -> Callable[[str, str], float]:
+    """Cosine between a claim and a passage by the embedder (passage vectors cached per answer)."""
+    cache: dict[str, Any] = {}
+
+    def sim(claim: str, passage: str) -> float:
+        if passage not in cache:
+            cache[passage] = embedder.embed_passages([passage])[0]
+        return float(embedder.embed_query(claim) @ cache[passage])
+
+    return sim
 
 
 def answer(
@@ -104,11 +139,17 @@ def answer(
             )
 
     passages = order_passages(ranked.hits, reading_order)
+    stats = term_stats(views)
+    sim = similarity(lib.embedder)
+
+    def check_text(candidate: str) -> Validation:
+        return validate(candidate, passages, question, stats=stats, similarity=sim)
+
     with _timed(timings, "generate"):
         text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
                                   on_token=on_token, cancel=cancel)
     with _timed(timings, "validate"):
-        check = validate(text, passages, question)
+        check = check_text(text)
 
     def accept(candidate: str | None) -> bool:
         """Take a mechanically fixed text when it changes something and validates."""
@@ -116,7 +157,7 @@ def answer(
         if candidate is None or candidate == text:
             return False
         with _timed(timings, "validate"):
-            recheck = validate(candidate, passages, question)
+            recheck = check_text(candidate)
         if recheck.valid:
             text, check = candidate, recheck
         return recheck.valid
@@ -143,7 +184,20 @@ def answer(
                                on_token=on_token if on_restart is not None else None, cancel=cancel,
                                messages=retry_messages, temperature=0.3)
         with _timed(timings, "validate"):
-            check = validate(text, passages, question)
+            check = check_text(text)
+
+    removed: tuple[tuple[str, str], ...] = ()
+    if not check.valid and check.unsupported:
+        # the unsupported sentences go when the rest of the answer stands on its own
+        unsupported = check.unsupported
+        rest = remove_sentences(text, [sentence for sentence, _ in unsupported])
+        if rest and accept(rest) and check.citations and not check.refusal:
+            removed = unsupported
+    language_note: tuple[str, ...] = ()
+    if not check.valid and list(check.errors) == [WRONG_LANGUAGE]:
+        # a supported answer in the other language beats a refusal; the user is told
+        check = Validation(True, (), check.warnings, check.citations, check.refusal)
+        language_note = (WRONG_LANGUAGE,)
 
     if check.valid:
         # sentences the model left uncited (or cited across languages to the wrong passage): cite
@@ -158,5 +212,6 @@ def answer(
     return Answer(
         question=question, text=text, status="refused" if check.refusal else "answered",
         citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
-        timings_ms=timings, rerank_degraded=ranked.degraded, problems=check.warnings,
+        timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
+        removed=removed,
     )
