@@ -15,13 +15,25 @@ from ..types import Answer
 __all__ = ["answer_json", "register"]
 
 
+def evidence_texts(a: Answer, n: int) -> list[str]:
+    """The supporting sentence(s) of citation ``n`` (its evidence spans, cut from the passage)."""
+    c = next((c for c in a.citations if c.n == n), None)
+    if c is None or not 1 <= n <= len(a.passages):
+        return []
+    chunk = a.passages[n - 1].chunk
+    return [chunk.text[s - chunk.start: e - chunk.start] for s, e in c.evidence]
+
+
 def answer_json(a: Answer) -> dict[str, Any]:
     return {
         "answer": a.text,
         "status": a.status,
         "citations": [{"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
                        "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
-                       "quote_start": c.quote_start, "quote_end": c.quote_end} for c in a.citations],
+                       "quote_start": c.quote_start, "quote_end": c.quote_end,
+                       "evidence": [{"start": s, "end": e, "text": t}
+                                    for (s, e), t in zip(c.evidence, evidence_texts(a, c.n))]}
+                      for c in a.citations],
         "passages": [{"n": i, "kb": h.kb, "doc_id": h.chunk.doc_id, "path": h.chunk.path,
                       "pages": list(h.chunk.pages), "heading_path": list(h.chunk.heading_path),
                       "start": h.chunk.start, "end": h.chunk.end, "rerank_score": h.rerank_score,
@@ -32,6 +44,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "timings_ms": a.timings_ms,
         "rerank_degraded": a.rerank_degraded,
         "problems": list(a.problems),
+        "removed": [{"sentence": sentence, "why": why} for sentence, why in a.removed],
     }
 
 
@@ -43,8 +56,11 @@ def _print_sources(a: Answer) -> None:
         print("\nSources:")
         for c in a.citations:
             h = a.passages[c.n - 1]
-            quote = f' — "{c.quote}"' if c.quote else ""
+            said = c.quote or " … ".join(evidence_texts(a, c.n))
+            quote = f' — "{said[:200]}"' if said else ""
             print(f"  [{c.n}] {passage_label(h)}{quote}")
+        for sentence, why in a.removed:
+            print(f"\nRemoved (no cited passage supports it): {sentence}\n  why: {why}")
     elif a.passages and a.status == "refused":
         print("\nPassages found:")
         for i, h in enumerate(a.passages, 1):
@@ -81,7 +97,8 @@ def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[t
             # streamed text (if any) was replaced by a refusal / clarification
             print(("\n" if a.timings_ms.get("generate") else "") + a.text)
         elif "".join(streamed).strip() != a.text.strip():
-            print("\n[with citations added]\n" + a.text)  # the checker cited sentences the model left bare
+            label = "[unsupported sentences removed]" if a.removed else "[with citations added]"
+            print(f"\n{label}\n" + a.text)  # the checker cited sentences the model left bare
         else:
             print()
         _print_sources(a)

@@ -276,7 +276,9 @@ def check_claim(
         if missing:
             problems.append(f"passage {cites} does not mention {', '.join(missing[:4])}")
         if similarity is not None and not problems:
-            best = max(similarity(claim.text, v.hit.chunk.text) for v in views)
+            # the whole passage, or the one sentence that says it (a long passage dilutes it)
+            best = max(similarity(claim.text, text) for v in views
+                       for text in [v.hit.chunk.text, *(v.hit.chunk.text[s:e] for s, e, _ in v.sentences[:12])])
             if best < CROSS_LANGUAGE_MIN:
                 problems.append(f"passage {cites} does not say this (similarity {best:.2f})")
         return "; ".join(problems) or None
@@ -285,7 +287,8 @@ def check_claim(
     found = {t for t in content if any(v.has(t) for v in views)}
     # rare words of the knowledge base; a Latin word no document has is mostly the answer's own
     # wording ("due" for "must be paid"), left to the coverage check
-    key = ({t for t in stats.rare(content) if is_cjk_char(t[0]) or t in stats.rare([t], unseen=False)}
+    key = ({t for t in stats.rare(content)
+            if (len(t) >= 2 and is_cjk_char(t[0])) or t in stats.rare([t], unseen=False)}
            if stats is not None else set())
     name_words = [w for w in _names(claim.text) if not (set(tokenize(w)) <= question_tokens)]
     missing_names = [w for w in name_words if not all(any(v.has(t) for v in views) for t in tokenize(w))]

