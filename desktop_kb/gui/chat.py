@@ -371,6 +371,9 @@ class ChatWidget(QWidget):
         if turn.uncited:
             notes.append(tr("Not backed by a cited passage: {sentences}",
                             sentences=" ".join(f"“{u}”" for u in turn.uncited)))
+        if turn.removed:
+            notes.append(tr("Removed, because no cited passage supports it: {sentences}",
+                            sentences=" ".join(f"“{r}”" for r in turn.removed)))
         if turn.rerank_degraded:
             notes.append(tr("Reranker unavailable: passages were ranked without it, so the answer may be less precise."))
         return notes

@@ -38,6 +38,7 @@ class Turn:
     passages: list[Citation] = field(default_factory=list)
     rerank_degraded: bool = False
     uncited: list[str] = field(default_factory=list)  # answer sentences no passage backs
+    removed: list[str] = field(default_factory=list)  # sentences taken out: no cited passage supports them
     asked_at: int = field(default_factory=lambda: int(time.time()))
 
     @property
@@ -58,6 +59,7 @@ class Turn:
         self.rerank_degraded = bool(answer.rerank_degraded)
         self.uncited = [p.removeprefix(UNCITED) for p in answer.problems
                         if answer.status == "answered" and p.startswith(UNCITED)]
+        self.removed = [sentence for sentence, _ in answer.removed]
         self.notes = []
         if answer.fallback is not None and answer.fallback.message:
             self.notes.append(answer.fallback.message)
@@ -76,6 +78,7 @@ class Turn:
             c = dict(raw)
             c["pages"] = tuple(c.get("pages") or ())
             c["heading_path"] = tuple(c.get("heading_path") or ())
+            c["evidence"] = tuple(tuple(int(x) for x in span) for span in c.get("evidence") or ())
             return Citation(**{k: v for k, v in c.items() if k in known})
 
         cites = [citation(c) for c in d.get("citations", [])]
@@ -85,7 +88,8 @@ class Turn:
             question=str(d.get("question", "")), answer=str(d.get("answer", "")),
             status="stopped" if status == "pending" else status, citations=cites,
             notes=[str(n) for n in d.get("notes", [])], passages=passages, rerank_degraded=bool(d.get("rerank_degraded", False)),
-            uncited=[str(u) for u in d.get("uncited", [])], asked_at=int(d.get("asked_at", 0)),
+            uncited=[str(u) for u in d.get("uncited", [])], removed=[str(r) for r in d.get("removed", [])],
+            asked_at=int(d.get("asked_at", 0)),
         )
 
 

@@ -152,6 +152,7 @@ ZH: dict[str, str] = {
     "No answer: your documents do not seem to cover this question.": "无法回答：你的文档似乎没有涉及这个问题。",
     "The question is ambiguous — please clarify or rephrase.": "问题不够明确 — 请补充说明或换个说法。",
     "Not backed by a cited passage: {sentences}": "以下内容没有引用的段落支持：{sentences}",
+    "Removed, because no cited passage supports it: {sentences}": "已删除（没有引用的段落支持）：{sentences}",
     "Reranker unavailable: passages were ranked without it, so the answer may be less precise.":
         "重排序模型不可用：段落未经重排序，回答可能不够精确。",
     "You": "你",

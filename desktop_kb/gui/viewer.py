@@ -45,6 +45,7 @@ __all__ = ["ViewerPane", "open_file", "utf16_offset"]
 
 PASSAGE_BG = QColor("#fff3a3")
 QUOTE_BG = QColor("#ffb347")
+EVIDENCE_BG = QColor("#ffd166")  # the supporting sentence(s): between the passage and the quote
 _IGNORED = re.compile(r"[\s#*_|>`]")
 
 
@@ -223,8 +224,11 @@ class ViewerPane(QWidget):
         out: list[QTextEdit.ExtraSelection] = []
         if c is None:
             return out
-        for cursor, colour, bold in ((self._range(c.start, c.end), PASSAGE_BG, False),
-                                     (self._range(c.quote_start, c.quote_end), QUOTE_BG, True)):
+        # the passage lightly, the sentence(s) that support the claim strongly, the quote on top
+        spans = [(self._range(c.start, c.end), PASSAGE_BG, False)]
+        spans += [(self._range(s, e), EVIDENCE_BG, False) for s, e in c.evidence]
+        spans.append((self._range(c.quote_start, c.quote_end), QUOTE_BG, True))
+        for cursor, colour, bold in spans:
             if cursor is None:
                 continue
             sel = QTextEdit.ExtraSelection()
@@ -259,9 +263,16 @@ class ViewerPane(QWidget):
         sels = self.text.extraSelections()
         return sels[0].cursor.selectedText().replace("\u2029", "\n") if sels else ""
 
+    def _highlighted(self, colour: QColor) -> list[str]:
+        return [sel.cursor.selectedText().replace("\u2029", "\n") for sel in self.text.extraSelections()[1:]
+                if sel.format.background().color() == colour]
+
     def quote_text(self) -> str:
-        sels = self.text.extraSelections()
-        return sels[1].cursor.selectedText().replace("\u2029", "\n") if len(sels) > 1 else ""
+        return "".join(self._highlighted(QUOTE_BG)[:1])
+
+    def evidence_text(self) -> list[str]:
+        """The supporting sentence(s), as highlighted strongly inside the passage."""
+        return self._highlighted(EVIDENCE_BG)
 
     def passage_visible(self) -> bool:
         """Whether the start of the passage is inside the visible part of the text view."""
@@ -298,6 +309,7 @@ class ViewerPane(QWidget):
         assert c is not None
         marks = [(line, QColor(PASSAGE_BG)) for line in self._text[c.start : c.end].splitlines()
                  if len(_stripped_with_map(line)[0]) >= 6]
+        marks += [(self._text[s:e], QColor(EVIDENCE_BG)) for s, e in c.evidence if e > s]
         if c.quote_start is not None and c.quote_end is not None and c.quote_end > c.quote_start:
             marks.append((self._text[c.quote_start : c.quote_end], QColor(QUOTE_BG)))
         return marks
@@ -310,9 +322,11 @@ class ViewerPane(QWidget):
         pages = [p - 1 for p in c.pages if 0 < p <= self._pdf.pageCount()] or [0]
         marks = self._marks()
         texts = {p: self._pdf.getAllText(p).text() for p in pages}
-        if c.quote_start is not None and marks:
+        strong = ([marks[-1][0]] if c.quote_start is not None and marks else []) + [
+            self._text[s:e] for s, e in c.evidence]
+        for mark in strong:  # the page with the quote, else with the supporting sentence
             for p in pages:
-                if find_on_page(texts[p], marks[-1][0]) is not None:
+                if find_on_page(texts[p], mark) is not None:
                     return p
         words = _words(self._context)
 

@@ -55,6 +55,20 @@ def _lang(question: str) -> str:
     return "zh" if cjk_ratio(question) > 0.3 else "en"
 
 
+def _from_documents(message: str, hits: Sequence[Hit]) -> bool:
+    """Whether ``message`` repeats a run of document text (6 words, or 10 CJK characters)."""
+    import re
+
+    def grams(text: str) -> set[str]:
+        words = re.findall(r"\w+", text.lower())
+        cjk = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
+        return ({" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
+                | {cjk[i:i + 10] for i in range(len(cjk) - 9)})
+
+    said = grams(message)
+    return bool(said) and any(said & grams(h.chunk.text) for h in hits)
+
+
 def decide(question: str, hits: Sequence[Hit], generator: Generator | None, *, allow_retry: bool,
            cancel: CancelToken | None = None) -> FallbackDecision:
     """Ask the LLM; anything invalid (or a retry that is not allowed) becomes reject."""
@@ -63,6 +77,9 @@ def decide(question: str, hits: Sequence[Hit], generator: Generator | None, *, a
     if reply is None or (reply["decision"] == "retry_wider" and not allow_retry):
         return FallbackDecision("reject", DEFAULT_REJECT[_lang(question)])
     message = str(reply.get("message", "")).strip()
+    if message and _from_documents(message, hits):
+        # the app never speaks document text as its own message (an injected "call this number")
+        return FallbackDecision("reject", DEFAULT_REJECT[_lang(question)])
     if reply["decision"] == "reject" and not message:
         message = DEFAULT_REJECT[_lang(question)]
     if reply["decision"] == "clarify" and not message:

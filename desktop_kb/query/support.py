@@ -297,6 +297,17 @@ def check_claim(
         listed = list(dict.fromkeys([*missing_names, *missing_key]))
         problems.append(f"passage {cites} does not mention {', '.join(listed[:5])}")
     # a short claim may reword one word ("due" for "must be paid"), a longer one a fifth of them
+    # the question's words that the claim asserts must be in the passage too (an answer that
+    # restates "parental leave for adoptive parents" over a passage about paid leave)
+    asked = {t for t in claim.tokens & question_tokens - _QUESTION_WORDS - _FILLER
+             if not t.isdigit() and (len(t) >= 4 or (is_cjk_char(t[0]) and len(t) >= 2))}
+    restated_missing = sorted(t for t in asked if not any(v.has(t) for v in views))
+    if stats is not None and restated_missing:  # with statistics: only words no document has
+        counts = stats.df(restated_missing)
+        restated_missing = [t for t in restated_missing if counts.get(t, 0) == 0]
+    if len(restated_missing) >= 2 and len(restated_missing) * 2 >= len(asked):
+        problems.append(f"passage {cites} does not mention {', '.join(restated_missing[:5])}, which the "
+                        "question asks about")
     if not claim.quoted and len(content) >= 2 and len(content) - len(found) > max(1, int((1 - MIN_COVERAGE) * len(content) + 1e-9)):
         problems.append(f"passage {cites} does not say most of this: only {len(found)} of its "
                         f"{len(content)} words are in it")

@@ -109,6 +109,7 @@ class FakeAsk:
                  error: BaseException | None = None, status: str = "answered",
                  problems: tuple[str, ...] = ()) -> None:
         self.lib, self.text, self.delay_s, self.error, self.status = lib, text, delay_s, error, status
+        self.removed: tuple[tuple[str, str], ...] = ()
         self.problems = problems
         self.calls: list[dict[str, Any]] = []
         self.tokens_sent: list[str] = []
@@ -128,7 +129,8 @@ class FakeAsk:
             at = md.index(QUOTE, c.start)
             cite = Citation(n=1, kb=hit.kb, doc_id=c.doc_id, path=c.path, pages=c.pages,
                             heading_path=c.heading_path, start=c.start, end=c.end, quote=QUOTE,
-                            quote_start=at, quote_end=at + len(QUOTE))
+                            quote_start=at, quote_end=at + len(QUOTE),
+                            evidence=((md.rindex("\n", 0, at) + 1, md.index(".", at) + 1),))
             for tok in _tokens(self.text):
                 if cancel.cancelled:
                     self.stopped_at = time.monotonic()
@@ -141,7 +143,7 @@ class FakeAsk:
                               fallback=FallbackDecision("reject" if self.status == "refused" else "clarify",
                                                         self.text))
             return Answer(question=question, text=self.text, status="answered", citations=(cite,),
-                          passages=(hit,), rerank_degraded=True, problems=self.problems)
+                          passages=(hit,), rerank_degraded=True, problems=self.problems, removed=self.removed)
         finally:
             self.finished.set()
 

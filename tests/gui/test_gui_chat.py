@@ -103,6 +103,8 @@ def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_win
     assert win.viewer.isVisible()
     assert win.viewer.highlighted_text() == chunk.text  # exactly the cited chunk, emoji before it
     assert win.viewer.quote_text() == QUOTE
+    (evidence,) = win.viewer.evidence_text()  # the supporting sentence, strongly inside the passage
+    assert QUOTE in evidence and evidence in chunk.text and evidence != chunk.text
     assert win.viewer.passage_visible()
     assert "invoice.md" in win.viewer.title.text() and "[1]" in win.viewer.title.text()
     assert "Invoice 🧾 2024-031 › Payment" in win.viewer.meta.text()
@@ -277,3 +279,16 @@ def test_pdf_page_view_renders_the_cited_page(qtbot, make_window, tmp_path):
         win.open_citation(quoted, "Late payments cost 2% interest per month. [1]")
     assert win.viewer.show_page_view() and win.viewer.page_index == 0
     assert win.viewer.quote_text() == "This agreement"
+
+
+def test_removed_sentences_are_shown_with_the_answer(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.delay_s = 0
+    fake.removed = (("Late fees are 90 percent.", "passage [1] does not state 90 percent"),)
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+        ask(qtbot, win, "When is the invoice due?")
+    text = win.chat.transcript.toPlainText()
+    assert "Removed, because no cited passage supports it: “Late fees are 90 percent.”" in text
+    assert win.chat.conversation.turns[-1].removed == ["Late fees are 90 percent."]
