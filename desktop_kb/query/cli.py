@@ -32,7 +32,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
                        "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
                        "quote_start": c.quote_start, "quote_end": c.quote_end,
                        "evidence": [{"start": s, "end": e, "text": t}
-                                    for (s, e), t in zip(c.evidence, evidence_texts(a, c.n))]}
+                                    for (s, e), t in zip(c.evidence, evidence_texts(a, c.n), strict=True)]}
                       for c in a.citations],
         "passages": [{"n": i, "kb": h.kb, "doc_id": h.chunk.doc_id, "path": h.chunk.path,
                       "pages": list(h.chunk.pages), "heading_path": list(h.chunk.heading_path),

@@ -12,7 +12,13 @@ from ..progress import CancelToken
 from ..protocols import Embedder, SearchFilter
 from ..types import Answer, FallbackDecision, Hit
 from .citations import (
-    NO_CITATION, WRONG_LANGUAGE, Validation, attach_citations, cite_uncited, remove_sentences, repoint_citations,
+    NO_CITATION,
+    WRONG_LANGUAGE,
+    Validation,
+    attach_citations,
+    cite_uncited,
+    remove_sentences,
+    repoint_citations,
     validate,
 )
 from .fallback import decide, is_too_vague, weak_signal

@@ -220,7 +220,7 @@ def _quantity_found(q: Quantity, views: Sequence[PassageView]) -> bool:
 
 def _says_instead(q: Quantity, views: Sequence[PassageView], numbers: Sequence[int]) -> str:
     """'passage [1] says 30 days, not 90 days' (or 'does not state 90 days')."""
-    for n, v in zip(numbers, views):
+    for n, v in zip(numbers, views, strict=False):
         alike = [p for p in v.quantities if q.unit and p.unit == q.unit]
         if alike:
             return f"passage [{n}] says {alike[0].text}, not {q.text}"
@@ -334,7 +334,8 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
         if not sents:
             continue
 
-        def score(j: int, have: set[str]) -> float:
+        def score(j: int, have: set[str], sents: list[tuple[int, int, set[str]]] = sents,
+                  v: PassageView = v) -> float:
             s, e, toks = sents[j]
             text_qs = quantities(v.hit.chunk.text[s:e])
             figures = sum(1 for q in claim_qs if any(same_value(a, b) for p in text_qs
