@@ -201,6 +201,8 @@ def validate(
 
 
 UNCITED = "Uncited claim: "
+NO_CONTENT = "The answer is only citation marks: answer the question in words and cite it with [n]."
+NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 ECHO = "The answer repeats these instructions instead of answering: answer the question itself."
 WRONG_LANGUAGE = "The answer is not in the question's language: write it in the language of the question."
 # Our own prompt texts: an answer that repeats them is no answer.
@@ -225,8 +227,6 @@ def wrong_language(answer: str, question: str) -> bool:
         return False
     q_zh, a_zh = cjk_ratio(question) > 0.3, cjk_ratio(body)
     return (q_zh and a_zh < 0.15) or (not q_zh and cjk_ratio(question) == 0 and a_zh > 0.6)
-NO_CONTENT = "The answer is only citation marks: answer the question in words and cite it with [n]."
-NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 
 
 def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str | None:

@@ -6,6 +6,7 @@ cosine similarity, with its own calibrated threshold. Made-up scores are never t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -57,8 +58,6 @@ def _lang(question: str) -> str:
 
 def _from_documents(message: str, hits: Sequence[Hit]) -> bool:
     """Whether ``message`` repeats a run of document text (6 words, or 10 CJK characters)."""
-    import re
-
     def grams(text: str) -> set[str]:
         words = re.findall(r"\w+", text.lower())
         cjk = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")

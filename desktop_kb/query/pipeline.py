@@ -76,13 +76,17 @@ def term_stats(views: Sequence[KBView]) -> TermStats:
 
 
 def similarity(embedder: Embedder) -> Callable[[str, str], float]:
-    """Cosine between a claim and a passage by the embedder (passage vectors cached per answer)."""
-    cache: dict[str, Any] = {}
+    """Cosine between a claim and a passage by the embedder (claim and passage vectors cached per
+    answer: one claim is compared with a passage and each of its sentences)."""
+    claims: dict[str, Any] = {}
+    passages: dict[str, Any] = {}
 
     def sim(claim: str, passage: str) -> float:
-        if passage not in cache:
-            cache[passage] = embedder.embed_passages([passage])[0]
-        return float(embedder.embed_query(claim) @ cache[passage])
+        if claim not in claims:
+            claims[claim] = embedder.embed_query(claim)
+        if passage not in passages:
+            passages[passage] = embedder.embed_passages([passage])[0]
+        return float(claims[claim] @ passages[passage])
 
     return sim
 
@@ -197,7 +201,7 @@ def answer(
         # the unsupported sentences go when the rest of the answer stands on its own
         unsupported = check.unsupported
         rest = remove_sentences(text, [sentence for sentence, _ in unsupported])
-        if rest and accept(rest) and check.citations and not check.refusal:
+        if rest and accept(rest):
             removed = unsupported
     language_note: tuple[str, ...] = ()
     if not check.valid and list(check.errors) == [WRONG_LANGUAGE]:

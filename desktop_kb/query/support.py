@@ -158,6 +158,11 @@ class PassageView:
         return [(s, e, set(tokenize(text[s:e]))) for s, e in sentence_spans(text)]
 
     @cached_property
+    def sentence_quantities(self) -> list[list[Quantity]]:
+        """The figures of each sentence of :attr:`sentences`."""
+        return [quantities(self.hit.chunk.text[s:e]) for s, e, _ in self.sentences]
+
+    @cached_property
     def cjk(self) -> bool:
         return cjk_ratio(self.hit.chunk.text) > 0.5
 
@@ -287,9 +292,10 @@ def check_claim(
     found = {t for t in content if any(v.has(t) for v in views)}
     # rare words of the knowledge base; a Latin word no document has is mostly the answer's own
     # wording ("due" for "must be paid"), left to the coverage check
-    key = ({t for t in stats.rare(content)
-            if (len(t) >= 2 and is_cjk_char(t[0])) or t in stats.rare([t], unseen=False)}
-           if stats is not None else set())
+    key: set[str] = set()
+    if stats is not None:
+        seen = stats.rare(content, unseen=False)
+        key = {t for t in stats.rare(content) if (len(t) >= 2 and is_cjk_char(t[0])) or t in seen}
     name_words = [w for w in _names(claim.text) if not (set(tokenize(w)) <= question_tokens)]
     missing_names = [w for w in name_words if not all(any(v.has(t) for v in views) for t in tokenize(w))]
     missing_key = sorted(key - found - {t for w in missing_names for t in tokenize(w)})
@@ -336,8 +342,8 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
 
         def score(j: int, have: set[str], sents: list[tuple[int, int, set[str]]] = sents,
                   v: PassageView = v) -> float:
-            s, e, toks = sents[j]
-            text_qs = quantities(v.hit.chunk.text[s:e])
+            toks = sents[j][2]
+            text_qs = v.sentence_quantities[j]
             figures = sum(1 for q in claim_qs if any(same_value(a, b) for p in text_qs
                                                      for a in q.values for b in p.values))
             return len((wanted & toks) - have) + 2.0 * figures
