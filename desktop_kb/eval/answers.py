@@ -1,8 +1,11 @@
 """Answer evaluation: ask every question through ``Library.ask`` and score the Answer.
 
-Per item: status, whether the text contains a gold answer (see :mod:`.normalize`), whether the
-citations check out (re-validated with :func:`desktop_kb.query.citations.validate`, else
-``Answer.problems`` empty), and whether a cited passage comes from the gold context's file.
+Per item: status, whether the text contains a gold answer (see :mod:`.normalize`), whether a
+cited passage comes from the gold context's file, and, independent of the code that gates answers,
+whether the gold answer the text gives is *inside a passage it cites* (``gold_supported``): a
+correct answer cited to a passage that does not say it is not counted as supported.
+``citations_valid`` re-runs :func:`desktop_kb.query.citations.validate`; it is a self-check (the
+same validator gated the answer), reported for regressions, never as a quality claim.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from .datasets import QAItem
 from .normalize import contains_answer
 
-__all__ = ["ItemScore", "aggregate", "citations_valid", "score_answer"]
+__all__ = ["ItemScore", "aggregate", "citations_valid", "gold_support", "score_answer"]
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 
@@ -34,6 +37,8 @@ class ItemScore:
     text: str = ""
     error: str = ""
     problems: tuple[str, ...] = ()  # Answer.problems: why citations failed (refused) or uncited claims
+    gold_supported: bool | None = None  # the gold answer in the text is in a cited passage
+    cited_gold_span: bool | None = None  # some cited passage contains a gold answer
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__) | {"problems": list(self.problems)}
@@ -54,17 +59,32 @@ def citations_valid(answer: Any) -> bool:
     return bool(numbers) and all(1 <= n <= n_pass for n in numbers)
 
 
+def _cited_texts(answer: Any) -> list[str]:
+    passages = list(answer.passages)
+    return [passages[c.n - 1].chunk.text for c in answer.citations if 1 <= c.n <= len(passages)]
+
+
+def gold_support(item: QAItem, answer: Any) -> tuple[bool, bool]:
+    """(the gold answer the text gives occurs in a cited passage, some cited passage has a gold)."""
+    cited = _cited_texts(answer)
+    given = [g for g in item.answers if contains_answer(answer.text, [g])]
+    supported = any(contains_answer(t, [g]) for g in given for t in cited)
+    return supported, any(contains_answer(t, item.answers) for t in cited)
+
+
 def score_answer(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> ItemScore:
     answered = answer.status == "answered"
-    gold_cited = None
-    valid = None
+    gold_cited = valid = supported = span = None
     if answered:
         valid = citations_valid(answer)
         gold_cited = any(doc_of(c.path) == item.context_id for c in answer.citations)
+        if item.answers:
+            supported, span = gold_support(item, answer)
     return ItemScore(
         id=item.id, answerable=item.answerable, status=str(answer.status),
         contains_gold=bool(answered and item.answers and contains_answer(answer.text, item.answers)),
-        citations_valid=valid, cites_gold=gold_cited, n_citations=len(answer.citations),
+        citations_valid=valid, cites_gold=gold_cited, gold_supported=supported, cited_gold_span=span,
+        n_citations=len(answer.citations),
         timings_ms=dict(answer.timings_ms or {}), text=answer.text, problems=tuple(answer.problems or ()),
     )
 
@@ -95,6 +115,13 @@ def aggregate(scores: Sequence[ItemScore]) -> dict[str, Any]:
         "answer_contains_gold": _rate([s.contains_gold for s in answerable]),
         # among answered answerable items
         "answer_contains_gold_when_answered": _rate([s.contains_gold for s in answerable if s.status == "answered"]),
+        # independent of the validator: the gold answer in the text is in a cited passage
+        # (over answerable items, a refusal counts as a miss; then among answered ones)
+        "answer_gold_supported": _rate([bool(s.gold_supported) for s in answerable]),
+        "answer_gold_supported_when_answered": _rate(
+            [bool(s.gold_supported) for s in answerable if s.status == "answered"]),
+        "cited_passage_has_gold": _rate([bool(s.cited_gold_span) for s in answerable if s.status == "answered"]),
+        # self-check: the same validator gated the answers
         "citation_validity": _rate([bool(s.citations_valid) for s in answered]),
         "citation_hits_gold": _rate([bool(s.cites_gold) for s in answered if s.answerable]),
         "refusal_rate_unanswerable": _rate([s.status != "answered" for s in unanswerable]),

@@ -293,7 +293,10 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  statuses:                        {summary['status']}")
     print(f"  answer contains gold:            {pct(summary['answer_contains_gold'])} of answerable"
           f" ({pct(summary['answer_contains_gold_when_answered'])} of those answered)")
-    print(f"  citations valid:                 {pct(summary['citation_validity'])} of answered")
+    print(f"  gold answer in a cited passage:  {pct(summary['answer_gold_supported'])} of answerable"
+          f" ({pct(summary['answer_gold_supported_when_answered'])} of those answered)")
+    print(f"  a cited passage has a gold span: {pct(summary['cited_passage_has_gold'])} of answered answerable")
+    print(f"  citations valid (self-check):    {pct(summary['citation_validity'])} of answered")
     print(f"  citation hits the gold context:  {pct(summary['citation_hits_gold'])} of answered answerable")
     print(f"  refusal rate (unanswerable):     {pct(summary['refusal_rate_unanswerable'])}")
     print(f"  false refusal rate (answerable): {pct(summary['false_refusal_rate'])}")

@@ -99,3 +99,24 @@ def test_aggregate_refusals() -> None:
     assert out["mean_timings_ms"] == {"generate": 50.0, "retrieve": 5.0}
     assert out["status"] == {"refused": 2, "answered": 2}
     assert out["mean_total_ms"] == pytest.approx((4 + 56 + 4 + 56) / 4)
+
+
+def test_gold_support_is_judged_from_the_cited_passage_not_the_validator() -> None:
+    item = QAItem("i2", "Who founded the colony?", ("William Penn",), "ctx2", True)
+    passages = (_hit("/c/ctx2.md", "The colony was founded by William Penn in 1681.", 0),
+                _hit("/c/other.md", "Penn State is a university in Pennsylvania.", 1))
+    right = Answer(question=item.question, text="William Penn founded it [1].", status="answered",
+                   citations=(_citation("/c/ctx2.md"),), passages=passages)
+    wrong_cite = Answer(question=item.question, text="William Penn founded it [2].", status="answered",
+                        citations=(Citation(n=2, kb="kb", doc_id="0" * 32, path="/c/other.md", pages=(),
+                                            heading_path=(), start=0, end=10),), passages=passages)
+    wrong_answer = Answer(question=item.question, text="A governor founded it [1].", status="answered",
+                          citations=(_citation("/c/ctx2.md"),), passages=passages)
+    doc = lambda p: Path(p).stem  # noqa: E731
+    a, b, c = (score_answer(item, x, doc) for x in (right, wrong_cite, wrong_answer))
+    assert (a.contains_gold, a.gold_supported, a.cited_gold_span) == (True, True, True)
+    assert (b.contains_gold, b.gold_supported, b.cited_gold_span) == (True, False, False)
+    assert (c.contains_gold, c.gold_supported, c.cited_gold_span) == (False, False, True)
+    out = aggregate([a, b, c])
+    assert out["answer_gold_supported"] == round(1 / 3, 4)
+    assert out["cited_passage_has_gold"] == round(2 / 3, 4)
