@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 failure (e.g. nothing could be ingested), 2 usage/config, 3 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -46,7 +47,8 @@ class _TerminalProgress:
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         eta = f" ETA {int(p.eta_s)}s" if p.eta_s is not None and p.stage != "done" else ""
         name = Path(p.current_file).name[:30]
-        line = f"\r[{bar}] {p.files_done}/{p.files_total} files, {p.chunks_done} chunks{eta} {p.stage} {name}"
+        stage = f"OCR page {p.page}/{p.pages}" if p.stage == "ocr" else p.stage
+        line = f"\r[{bar}] {p.files_done}/{p.files_total} files, {p.chunks_done} chunks{eta} {stage} {name}"
         self.stream.write(line.ljust(100)[:120])
         if p.stage == "done":
             self.stream.write("\n")
@@ -76,6 +78,8 @@ def _library(settings: Settings) -> Any:
 # -- ingest / kb / search --------------------------------------------------------------------------
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
+    if args.ocr:
+        settings = settings.replace(ingest=dataclasses.replace(settings.ingest, ocr=args.ocr))
     cancel = _cancel_on_sigint()
     with _library(settings) as lib:
         report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags, owner=args.owner or "",
@@ -91,10 +95,25 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  failed: {f.path}: {f.error}", file=sys.stderr)
         for w in report.warnings:
             print(f"  warning: {w.path}: {w.error}", file=sys.stderr)
+        for path, pages in report.ocr:
+            print(f"  read by OCR: {path} (pages {_ranges(pages)})", file=sys.stderr)
+        for f in report.skipped:
+            print(f"  skipped: {f.path}: {f.error} {f.hint}".rstrip(), file=sys.stderr)
     if report.cancelled:
         return 130
     nothing = not (report.added or report.updated or report.unchanged or report.deleted)
     return 1 if report.failed and nothing else 0
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    """1, 2, 3, 5 → "1–3, 5"."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and out[-1].split("–")[-1] == str(n - 1):
+            out[-1] = out[-1].split("–")[0] + f"–{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
 
 
 def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
@@ -212,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--tags", help="comma-separated tags, e.g. finance,2024")
     ing.add_argument("--owner")
     ing.add_argument("--pdf-password")
+    ing.add_argument("--ocr", choices=("auto", "off", "force"),
+                     help="read scanned PDF pages and images: auto (default setting), off, or force "
+                          "(every PDF page)")
     ing.add_argument("--json", action="store_true")
     ing.set_defaults(func=cmd_ingest)
 

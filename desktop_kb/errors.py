@@ -123,7 +123,7 @@ class PasswordProtected(IngestError):
 
 
 class NoExtractableText(IngestError):
-    default_hint = "The file may be scanned images or empty; OCR it first if it is a scan."
+    default_hint = "The file may be empty, or a scan while OCR is off (settings, or ingest --ocr auto)."
 
 
 class CorruptFile(IngestError):

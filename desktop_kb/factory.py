@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from .errors import ConfigError, ModelNotInstalled
 from .models.registry import SHIPPED_LLMS, resolve_llm_path, resolve_model_dir
-from .protocols import Embedder, Generator, Reranker, SparseEncoder, VectorStore
+from .protocols import Embedder, Generator, OcrEngine, Reranker, SparseEncoder, VectorStore
 from .settings import ModelSpec, Settings
 
 __all__ = [
     "build_embedder",
     "build_generator",
+    "build_ocr",
     "build_reranker",
     "build_small_generator",
     "build_sparse_encoder",
@@ -145,3 +146,15 @@ def open_store(settings: Settings) -> VectorStore:
 
     return EdgeStore(settings.kbs_dir, settings.store.hnsw_threshold)
 
+
+
+def build_ocr(settings: Settings) -> OcrEngine | None:
+    """The OCR engine (RapidOCR, models inside its wheel), or None when it is not installed or OCR
+    is off: scanned pages are then reported as having no text."""
+    import importlib.util
+
+    if settings.ingest.ocr == "off" or importlib.util.find_spec("rapidocr_onnxruntime") is None:
+        return None
+    from .backends.ocr_rapid import RapidOcrEngine
+
+    return RapidOcrEngine(threads=settings.models.threads)

@@ -21,11 +21,12 @@ from typing import Any
 
 from .errors import ConfigError, EmbedderMismatch, KnowledgeBaseNotFound
 from .ingest.manifest import DocumentRow, Manifest
+from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from .progress import CancelToken, ProgressCallback, null_progress
-from .protocols import Embedder, Generator, Reranker, SearchFilter, SparseEncoder, VectorStore
+from .protocols import Embedder, Generator, OcrEngine, Reranker, SearchFilter, SparseEncoder, VectorStore
 from .settings import Settings
-from .types import Answer, Hit, IngestReport
+from .types import Answer, Hit, IngestReport, OcrPage
 
 __all__ = ["KBInfo", "Library", "validate_kb_name"]
 
@@ -69,6 +70,7 @@ class Library:
         reranker: Reranker | bool | None = False,  # False = build from settings when first needed
         generator: Generator | None = None,
         small_generator: Generator | None = None,
+        ocr: OcrEngine | bool | None = False,  # False = build from settings when first needed
     ) -> None:
         self.settings = settings
         self._store = store
@@ -76,6 +78,7 @@ class Library:
         self._reranker = reranker
         self._generator = generator
         self._small_generator = small_generator
+        self._ocr = ocr
         self._manifests: dict[str, Manifest] = {}
         self._lock = threading.RLock()
         self._closed = False
@@ -153,6 +156,15 @@ class Library:
 
                 self._small_generator = build_small_generator(self.settings)
             return self._small_generator
+
+    @property
+    def ocr(self) -> OcrEngine | None:
+        with self._lock:
+            if self._ocr is False:
+                from .factory import build_ocr
+
+                self._ocr = build_ocr(self.settings)
+            return self._ocr  # type: ignore[return-value]
 
     def sparse_encoder(self, avg_len: float = 100.0) -> SparseEncoder:
         from .factory import build_sparse_encoder
@@ -257,6 +269,11 @@ class Library:
                                         "It was removed or re-indexed; ask again.")
         return path.read_text(encoding="utf-8")
 
+    def document_ocr(self, name: str, doc_id: str) -> tuple[OcrPage, ...]:
+        """The pages of a document that were read by OCR, with their line boxes (none for text)."""
+        markdown = self.document_markdown(name, doc_id)
+        return load_pages(self._kb_dir(name) / "docs" / f"{doc_id}.ocr.json", markdown)
+
     def _check_embedder(self, name: str, m: Manifest) -> None:
         recorded = m.get_meta("embedder")
         emb = self.embedder
@@ -297,7 +314,8 @@ class Library:
             roots += [Path(p) for p in m.documents()]
             force = True
         report = ingest(self._target(name), roots, settings=self.settings, embedder=self.embedder, tags=tags,
-                        owner=owner, pdf_password=pdf_password, force=force, progress=progress, cancel=cancel)
+                        owner=owner, pdf_password=pdf_password, force=force, ocr=self.ocr, progress=progress,
+                        cancel=cancel)
         if force and not report.cancelled:
             m.set_meta(chunker=chunker, sparse=self.sparse_encoder().id)
         return report

@@ -35,9 +35,11 @@ class IngestProgress:
     files_total: int
     chunks_done: int
     current_file: str
-    stage: str  # "discover" | "convert" | "embed" | "write" | "delete" | "done"
+    stage: str  # "discover" | "convert" | "ocr" | "embed" | "write" | "delete" | "done"
     elapsed_s: float
     eta_s: float | None
+    page: int = 0  # during OCR: pages of the current file read so far, of ``pages``
+    pages: int = 0
 
 
 class ProgressCallback(Protocol):

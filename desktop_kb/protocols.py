@@ -15,6 +15,8 @@ __all__ = [
     "ChatMessage",
     "Embedder",
     "Generator",
+    "OcrEngine",
+    "OcrRead",
     "Reranker",
     "ScoredRecord",
     "SearchFilter",
@@ -87,6 +89,27 @@ class Generator(Protocol):
         on_token: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
     ) -> str: ...
+
+
+@dataclass(frozen=True)
+class OcrRead:
+    """What an OCR engine read from one image: the rotation (degrees counter-clockwise) that made it
+    upright, the upright size in pixels, and lines as (text, confidence, (x, y, w, h) in upright
+    pixels)."""
+
+    rotation: int
+    width: int
+    height: int
+    lines: tuple[tuple[str, float, tuple[float, float, float, float]], ...]
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """Text recognition for scanned pages and photos (RGB uint8 arrays, H×W×3)."""
+
+    id: str
+
+    def read(self, image: np.ndarray) -> OcrRead: ...
 
 
 @dataclass(frozen=True)

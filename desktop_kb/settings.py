@@ -20,6 +20,7 @@ from .errors import ConfigError
 __all__ = [
     "SETTINGS_VERSION",
     "ChunkSettings",
+    "IngestSettings",
     "ModelSpec",
     "ModelsSettings",
     "QuerySettings",
@@ -30,8 +31,15 @@ __all__ = [
     "save_settings",
 ]
 
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 APP_NAME = "desktop-kb"
+
+
+# The file types of settings version 1; a settings file that lists exactly these gets the new ones.
+V1_EXTENSIONS = (
+    ".pdf", ".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".md", ".markdown",
+    ".txt", ".csv", ".json", ".epub", ".ipynb", ".xml", ".rst", ".log", ".msg",
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,14 @@ class QuerySettings:
 
 
 @dataclass(frozen=True)
+class IngestSettings:
+    ocr: str = "auto"  # auto: scanned PDF pages and images | off | force: every PDF page too
+    ocr_max_pages: int = 100  # per file; beyond, the file is indexed partly with a warning
+    ocr_dpi: int = 200
+    ocr_min_confidence: float = 0.5  # recognised lines below this are dropped
+
+
+@dataclass(frozen=True)
 class StoreSettings:
     url: str = ""  # "" = embedded qdrant-edge; else a Qdrant server URL (qdrant-client)
     api_key: str = ""
@@ -96,9 +112,9 @@ class Settings:
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     query: QuerySettings = field(default_factory=QuerySettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
     extensions: tuple[str, ...] = (
-        ".pdf", ".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".md", ".markdown",
-        ".txt", ".csv", ".json", ".epub", ".ipynb", ".xml", ".rst", ".log", ".msg",
+        *V1_EXTENSIONS, ".odt", ".ods", ".odp", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp",
     )
     language: str = "en"  # UI language: en | zh
 
@@ -146,7 +162,11 @@ def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
             f"The settings file was written by a newer desktop-kb (version {version}).",
             "Upgrade desktop-kb, or delete settings.json to start from the defaults.",
         )
-    # (version 1 is the first; future migrations go here: if version == 1: ...; version = 2)
+    if version == 1:  # 2 reads images (OCR) and OpenDocument files
+        exts = raw.get("extensions")
+        if isinstance(exts, list) and {str(e).lower() for e in exts} == set(V1_EXTENSIONS):
+            raw["extensions"] = list(Settings(data_dir=Path()).extensions)
+        version = 2
     raw["version"] = SETTINGS_VERSION
     return raw
 
@@ -216,6 +236,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting language must be "en" or "zh".')
     if not 1 <= s.query.max_queries <= 2:
         raise ConfigError("query.max_queries must be 1 or 2.")
+    if s.ingest.ocr not in ("auto", "off", "force"):
+        raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
+    if not 72 <= s.ingest.ocr_dpi <= 600:
+        raise ConfigError("ingest.ocr_dpi must be between 72 and 600.")
+    if not 0.0 <= s.ingest.ocr_min_confidence <= 1.0:
+        raise ConfigError("ingest.ocr_min_confidence must be between 0 and 1.")
 
 
 def save_settings(settings: Settings) -> Path:

@@ -14,6 +14,8 @@ __all__ = [
     "FileFailure",
     "Hit",
     "IngestReport",
+    "OcrLine",
+    "OcrPage",
     "Page",
     "SourceFile",
 ]
@@ -44,6 +46,29 @@ class Page:
 
 
 @dataclass(frozen=True)
+class OcrLine:
+    """One recognised line; the box is in fractions (0–1) of the upright page's width and height."""
+
+    text: str
+    x: float
+    y: float
+    w: float
+    h: float
+    confidence: float
+    start: int = -1  # offsets in the converted Markdown, set once the text is final (-1: not found)
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """A page read by OCR. ``rotation``: degrees (counter-clockwise) the scan was turned to read it."""
+
+    number: int  # 1-based, as in Page
+    rotation: int
+    lines: tuple[OcrLine, ...]
+
+
+@dataclass(frozen=True)
 class ConvertedDocument:
     """Markdown for one file, with the page spans it covers (empty when the format has no pages)."""
 
@@ -51,6 +76,7 @@ class ConvertedDocument:
     pages: tuple[Page, ...] = ()
     title: str = ""
     warnings: tuple[str, ...] = ()
+    ocr: tuple[OcrPage, ...] = ()  # the pages that were read by OCR
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,8 @@ class IngestReport:
     warnings: tuple[FileFailure, ...] = ()
     chunks: int = 0  # chunks written in this run
     cancelled: bool = False
+    skipped: tuple[FileFailure, ...] = ()  # files of a type that is not read, with the reason
+    ocr: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (path, pages read by OCR)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,4 +181,6 @@ class IngestReport:
             "warnings": [{"path": f.path, "warning": f.error} for f in self.warnings],
             "chunks": self.chunks,
             "cancelled": self.cancelled,
+            "skipped": [{"path": f.path, "reason": f.error} for f in self.skipped],
+            "ocr": [{"path": path, "pages": list(pages)} for path, pages in self.ocr],
         }

@@ -142,3 +142,15 @@ def make_docx(path: Path, paragraphs: list[tuple[str, str]]) -> Path:
     return path
 
 
+
+
+def make_scan(lines: list[str], *, size: tuple[int, int] = (1654, 1169), font_size: int = 36):
+    """A PIL image of a clean scan (~200 DPI) with ``lines`` typeset in Pillow's own Latin font."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.load_default(size=font_size)
+    for i, line in enumerate(lines):
+        draw.text((140, 160 + i * 90), line, font=font, fill="black")
+    return img

@@ -64,3 +64,17 @@ def test_settings_is_frozen(tmp_path):
     s = Settings(data_dir=tmp_path)
     with pytest.raises(AttributeError):
         s.language = "zh"  # type: ignore[misc]
+
+
+def test_version_1_file_types_gain_images_and_opendocument(tmp_path):
+    from desktop_kb.settings import V1_EXTENSIONS
+
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 1, "extensions": list(V1_EXTENSIONS)}))
+    s = load_settings(tmp_path)
+    assert {".png", ".jpg", ".tiff", ".odt", ".ods", ".odp"} <= set(s.extensions)
+    assert s.ingest.ocr == "auto"
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 1, "extensions": [".md"]}))
+    assert load_settings(tmp_path).extensions == (".md",)  # a list the user chose is kept
+    (tmp_path / "settings.json").write_text(json.dumps({"ingest": {"ocr": "sometimes"}}))
+    with pytest.raises(ConfigError, match=r"ingest\.ocr"):
+        load_settings(tmp_path)

@@ -3,7 +3,10 @@
 * plain text (.md .txt .rst .log …): robust decoding (BOM → strict UTF-8 → charset-normalizer),
   binary content is refused;
 * CSV/TSV: decoded the same way and rendered as a Markdown table here;
-* PDF: pypdfium2 page by page, so every page gets an exact span in the Markdown;
+* PDF: pypdfium2 page by page, so every page gets an exact span in the Markdown; scanned pages
+  are read by OCR (:mod:`.pdf`, :mod:`.ocr`);
+* images (.png .jpg .tif …): OCR, one page per image or TIFF frame (:mod:`.images`);
+* OpenDocument (.odt .ods .odp): odfpy (:mod:`.odf`);
 * PPTX: markitdown, with its ``<!-- Slide number: N -->`` markers turned into page spans;
 * everything else markitdown knows (DOCX, XLSX, XLS, HTML, EPUB, IPYNB, XML, MSG): markitdown.
 
@@ -21,10 +24,21 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptFile, IngestError, NoExtractableText, PasswordProtected, UnsupportedFile
+from ..errors import (
+    CorruptFile,
+    DesktopKBError,
+    IngestError,
+    NoExtractableText,
+    PasswordProtected,
+    UnsupportedFile,
+)
 from ..types import ConvertedDocument, Page
+from .images import IMAGE_EXTENSIONS, convert_image
+from .ocr import OcrOptions
+from .odf import ODF_EXTENSIONS, convert_odf
+from .pdf import convert_pdf, join_pages
 
-__all__ = ["DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS", "convert", "decode_text"]
+__all__ = ["DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS", "convert", "decode_text", "unsupported_reason"]
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
@@ -42,7 +56,13 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 _MARKITDOWN_EXTS = frozenset(
     {".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".xhtml", ".epub", ".ipynb", ".xml", ".msg"}
 )
-SUPPORTED_EXTENSIONS = frozenset(_TEXT_EXTS | _CSV_EXTS | _MARKITDOWN_EXTS | {".pdf"})
+SUPPORTED_EXTENSIONS = frozenset(
+    _TEXT_EXTS | _CSV_EXTS | _MARKITDOWN_EXTS | IMAGE_EXTENSIONS | ODF_EXTENSIONS | {".pdf"}
+)
+# Formats we do not read, with what the user can do about them.
+_LEGACY = {".doc": ".docx", ".ppt": ".pptx", ".rtf": ".docx", ".wps": ".docx", ".pages": ".docx",
+           ".key": ".pptx", ".numbers": ".xlsx", ".et": ".xlsx", ".dps": ".pptx"}
+_ARCHIVES = frozenset({".zip", ".7z", ".rar", ".tar", ".gz", ".tgz", ".bz2", ".xz"})
 
 _BOMS = (  # UTF-32 first: its LE BOM starts with the UTF-16 LE BOM
     (b"\xff\xfe\x00\x00", "utf-32-le"),
@@ -62,19 +82,34 @@ _SLIDE_MARKER = re.compile(r"[ \t]*<!-- Slide number: (\d+) -->[ \t]*\n?")
 
 _md_lock = threading.Lock()
 _md_instance: Any = None
-_pdfium_lock = threading.Lock()  # PDFium is not thread-safe
+
+
+def unsupported_reason(path: Path | str) -> tuple[str, str]:
+    """(message, hint) for a file whose type is not read."""
+    name, ext = Path(path).name, Path(path).suffix.lower()
+    if ext in _LEGACY:
+        return (f"{name}: {ext} files are not read.",
+                f"Open it in its application and save it as {_LEGACY[ext]}, then add it again.")
+    if ext in _ARCHIVES:
+        return f"{name}: archives are not opened.", "Extract it into a folder and add that folder."
+    if ext in SUPPORTED_EXTENSIONS:
+        return (f"{name}: {ext} files are turned off in the settings.",
+                f"Add {ext} to the file types in the settings to read them.")
+    kind = f"{ext} files" if ext else "Files without an extension"
+    return f"{name}: {kind} are not supported.", UnsupportedFile.default_hint
 
 
 def convert(
-    path: Path, *, pdf_password: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    path: Path, *, pdf_password: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+    ocr: OcrOptions | None = None,
 ) -> ConvertedDocument:
-    """Convert ``path`` to Markdown; raise an :class:`IngestError` subclass when that is impossible."""
+    """Convert ``path`` to Markdown; raise an :class:`IngestError` subclass when that is impossible.
+    ``ocr`` reads scanned PDF pages and images (None: OCR is not available)."""
     path = Path(path)
     name = path.name
     ext = path.suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
-        kind = f"{ext} files" if ext else "Files without an extension"
-        raise UnsupportedFile(f"{name}: {kind} are not supported.")
+        raise UnsupportedFile(*unsupported_reason(path))
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -83,7 +118,11 @@ def convert(
         if size == 0:
             raise NoExtractableText(f"{name} is empty.")
         if ext == ".pdf":
-            doc = _convert_pdf(path, pdf_password)
+            doc = convert_pdf(path, pdf_password, ocr)
+        elif ext in IMAGE_EXTENSIONS:
+            doc = convert_image(path, ocr)
+        elif ext in ODF_EXTENSIONS:
+            doc = convert_odf(path)
         elif ext in _TEXT_EXTS:
             doc = ConvertedDocument(decode_text(path.read_bytes(), name), title=path.stem)
         elif ext in _CSV_EXTS:
@@ -92,7 +131,7 @@ def convert(
             )
         else:
             doc = _convert_markitdown(path, ext)
-    except IngestError:
+    except DesktopKBError:  # ours already say what went wrong (or that the user cancelled)
         raise
     except MemoryError:
         raise CorruptFile(
@@ -230,73 +269,6 @@ def _csv_to_markdown(text: str, ext: str) -> str:
     return "\n".join([line(rows[0]), "| " + " | ".join(["---"] * width) + " |", *map(line, rows[1:])])
 
 
-# --------------------------------------------------------------------------------------------- PDF
-
-
-def _convert_pdf(path: Path, password: str | None) -> ConvertedDocument:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
-
-    name = path.name
-    texts: list[str] = []
-    with _pdfium_lock, path.open("rb") as fh:
-        try:
-            pdf = pdfium.PdfDocument(fh, password=password)
-        except pdfium.PdfiumError as exc:
-            code = getattr(exc, "err_code", None)
-            if code == pdfium_c.FPDF_ERR_PASSWORD:
-                detail = "the password is wrong" if password else "no password was given"
-                raise PasswordProtected(f"{name} is password-protected ({detail}).") from None
-            if code == pdfium_c.FPDF_ERR_SECURITY:
-                raise PasswordProtected(
-                    f"{name} is password-protected with an encryption method that cannot be opened."
-                ) from None
-            raise CorruptFile(f"{name} is damaged or not a real PDF file.") from None
-        try:
-            for index in range(len(pdf)):
-                page = pdf[index]
-                try:
-                    textpage = page.get_textpage()
-                    try:
-                        texts.append(_pdf_page_text(textpage.get_text_bounded()))
-                    finally:
-                        textpage.close()
-                finally:
-                    page.close()
-        finally:
-            pdf.close()
-    if not any(texts):
-        raise NoExtractableText(f"{name} has no extractable text (scanned or empty PDF?).")
-    markdown, pages = _join_pages(list(enumerate(texts, start=1)))
-    empty = [p.number for p in pages if p.start == p.end]
-    warnings: tuple[str, ...] = ()
-    if empty:
-        listed = ", ".join(map(str, empty[:10])) + (", …" if len(empty) > 10 else "")
-        warnings = (f"Some pages of {name} have no text (pages {listed}); they may be scanned images.",)
-    return ConvertedDocument(markdown, pages, path.stem, warnings)
-
-
-def _pdf_page_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-    text = text.replace("\x02", "-").replace("\ufffe", "-")  # PDFium's end-of-line hyphen markers
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
-
-
-def _join_pages(parts: list[tuple[int, str]]) -> tuple[str, tuple[Page, ...]]:
-    """Join page texts with blank lines; empty pages get a zero-length span."""
-    out: list[str] = []
-    pages: list[Page] = []
-    pos = 0
-    for number, text in parts:
-        if text and out:
-            out.append("\n\n")
-            pos += 2
-        pages.append(Page(number, pos, pos + len(text)))
-        out.append(text)
-        pos += len(text)
-    return "".join(out), tuple(pages)
-
-
 # -------------------------------------------------------------------------------------- markitdown
 
 
@@ -400,7 +372,7 @@ def _slides_to_pages(markdown: str) -> tuple[str, tuple[Page, ...]]:
         return preamble, ()
     if preamble:  # text before the first marker (not seen in practice) goes to the first slide
         parts[0] = (parts[0][0], (preamble + "\n\n" + parts[0][1]).strip("\n"))
-    return _join_pages(parts)
+    return join_pages(parts)
 
 
 def _reason(exc: BaseException) -> str:

@@ -26,6 +26,7 @@ class Discovery:
     unchanged: list[SourceFile] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     failed: list[FileFailure] = field(default_factory=list)  # unreadable files
+    skipped: list[str] = field(default_factory=list)  # files of a type that is not read
 
     @property
     def to_index(self) -> list[SourceFile]:
@@ -47,7 +48,9 @@ def _skipped(name: str) -> bool:
     return name.startswith((".", "~$", "~lock.")) or lower in _SYSTEM_NAMES or lower.endswith((".tmp", ".part"))
 
 
-def _walk(root: Path, extensions: frozenset[str], exclude: tuple[str, ...]) -> Iterable[Path]:
+def _walk(root: Path, extensions: frozenset[str], exclude: tuple[str, ...],
+          skipped: list[str]) -> Iterable[Path]:
+    """Files under ``root`` with one of ``extensions``; the others are added to ``skipped``."""
     if root.is_file():
         yield root  # an explicitly named file is taken whatever its extension
         return
@@ -55,9 +58,13 @@ def _walk(root: Path, extensions: frozenset[str], exclude: tuple[str, ...]) -> I
         dirnames[:] = sorted(d for d in dirnames
                              if not _skipped(d) and str(Path(dirpath, d).resolve()) not in exclude)
         for name in sorted(filenames):
-            if _skipped(name) or Path(name).suffix.lower() not in extensions:
+            if _skipped(name):
                 continue
             p = Path(dirpath) / name
+            if Path(name).suffix.lower() not in extensions:
+                if p.is_file():
+                    skipped.append(str(p.resolve()))
+                continue
             if p.is_file():
                 yield p
 
@@ -99,7 +106,7 @@ def discover(
             result.failed.append(FileFailure(str(root), f"{root} is inside desktop-kb's own data folder.",
                                              "Add your document folders, not the app's data folder."))
             continue
-        for path in _walk(root, exts, skip):
+        for path in _walk(root, exts, skip, result.skipped):
             if cancel is not None:
                 cancel.raise_if_cancelled()
             key = str(path.resolve())

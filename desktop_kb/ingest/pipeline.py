@@ -21,16 +21,17 @@ from pathlib import Path
 
 from ..errors import Cancelled, DesktopKBError, NoExtractableText, user_message
 from ..progress import CancelToken, IngestProgress, ProgressCallback, null_progress
-from ..protocols import Embedder, SearchFilter, SparseEncoder, VectorStore
+from ..protocols import Embedder, OcrEngine, SearchFilter, SparseEncoder, VectorStore
 from ..settings import Settings
 from ..text.tokenize import cjk_ratio
 from ..types import Chunk, ConvertedDocument, FileFailure, IngestReport, SourceFile
 from . import discover as discover_mod
 from .chunk import chunk_document
 from .clean import clean
-from .convert import convert
+from .convert import convert, unsupported_reason
 from .embed import embed_chunks
 from .manifest import DocumentRow, Manifest
+from .ocr import OcrOptions, anchor_lines, save_pages
 from .write import build_points, write_points
 
 __all__ = ["IngestTarget", "ingest", "recover", "remove_documents"]
@@ -97,13 +98,21 @@ def _doc_terms(target: IngestTarget, doc_id: str, sparse: SparseEncoder) -> set[
 def _drop_markdown(target: IngestTarget, doc_id: str) -> None:
     if not target.manifest.doc_id_in_use(doc_id):
         (target.docs_dir / f"{doc_id}.md").unlink(missing_ok=True)
+        (target.docs_dir / f"{doc_id}.ocr.json").unlink(missing_ok=True)
 
 
-def _convert(src: SourceFile, pdf_password: str | None) -> ConvertedDocument:
-    doc = clean(convert(Path(src.path), pdf_password=pdf_password))
+def _convert(src: SourceFile, pdf_password: str | None, ocr: OcrOptions) -> ConvertedDocument:
+    doc = anchor_lines(clean(convert(Path(src.path), pdf_password=pdf_password, ocr=ocr)))
     if not doc.markdown.strip():
         raise NoExtractableText(f"{Path(src.path).name} has no text to index.")
     return doc
+
+
+def _ocr_options(settings: Settings, engine: OcrEngine | None, cancel: CancelToken,
+                 on_page: Callable[[int, int, float], None]) -> OcrOptions:
+    s = settings.ingest
+    return OcrOptions(engine, s.ocr, s.ocr_max_pages, s.ocr_dpi, s.ocr_min_confidence,  # type: ignore[arg-type]
+                      on_page=on_page, cancel=cancel)
 
 
 def ingest(
@@ -116,9 +125,11 @@ def ingest(
     owner: str = "",
     pdf_password: str | None = None,
     force: bool = False,
+    ocr: OcrEngine | None = None,
     progress: ProgressCallback = null_progress,
     cancel: CancelToken | None = None,
 ) -> IngestReport:
+    """Index ``paths`` into ``target``. ``ocr`` reads scanned pages and images (settings.ingest)."""
     cancel = cancel or CancelToken()
     started = time.monotonic()
     recover(target)
@@ -129,6 +140,7 @@ def ingest(
     updated: list[str] = []
     failed = list(found.failed)
     warnings: list[FileFailure] = []
+    scanned: list[tuple[str, tuple[int, ...]]] = []
     chunks_done = 0
     todo = found.to_index
     total = len(todo)
@@ -137,6 +149,11 @@ def ingest(
         elapsed = time.monotonic() - started
         eta = elapsed / done * (total - done) if done else None
         progress(IngestProgress(done, total, chunks_done, current, stage, elapsed, eta))
+
+    def on_page(page: int, pages: int, per_page: float, done: int, current: str) -> None:
+        # during OCR the ETA is the current file's: its pages left at its speed so far
+        progress(IngestProgress(done, total, chunks_done, current, "ocr", time.monotonic() - started,
+                                per_page * max(pages - page, 0), page, pages))
 
     avg_len = target.manifest.get_meta("bm25_avg_len")
     # Knowledge bases made before the running average existed keep their (frozen) value.
@@ -149,7 +166,8 @@ def ingest(
         try:
             cancel.raise_if_cancelled()
             report("convert", done, src.path)
-            doc = _convert(src, pdf_password)
+            ocr_options = _ocr_options(settings, ocr, cancel, lambda a, b, c, d=done, p=src.path: on_page(a, b, c, d, p))
+            doc = _convert(src, pdf_password, ocr_options)
             chunks = chunk_document(doc.markdown, doc_id=src.doc_id, path=src.path, pages=doc.pages,
                                     settings=settings.chunk)
             if not chunks:
@@ -170,6 +188,8 @@ def ingest(
             _commit_file(target, src, doc, chunks, dense, vectors, docs.get(src.path), tags, owner, sparse)
             (updated if src.path in docs else added).append(src.path)
             warnings.extend(FileFailure(src.path, w) for w in doc.warnings)
+            if doc.ocr:
+                scanned.append((src.path, tuple(p.number for p in doc.ocr)))
         except Cancelled:
             cancelled = True
             break
@@ -187,6 +207,7 @@ def ingest(
         kb=target.name, added=tuple(added), updated=tuple(updated),
         unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(failed),
         warnings=tuple(warnings), chunks=chunks_done, cancelled=cancelled,
+        skipped=tuple(FileFailure(p, *unsupported_reason(p)) for p in found.skipped), ocr=tuple(scanned),
     )
 
 
@@ -215,6 +236,11 @@ def _commit_file(
     tmp = md_path.with_suffix(".md.tmp")
     tmp.write_text(doc.markdown, encoding="utf-8")
     tmp.replace(md_path)
+    ocr_path = target.docs_dir / f"{src.doc_id}.ocr.json"
+    if doc.ocr:
+        save_pages(ocr_path, doc.ocr)
+    else:
+        ocr_path.unlink(missing_ok=True)
     target.manifest.set_pending(src.path, src.doc_id, "writing")
     try:
         points = build_points(target.name, src, chunks, dense, vectors, tags=tags, owner=owner,  # type: ignore[arg-type]

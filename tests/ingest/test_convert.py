@@ -13,6 +13,7 @@ from filemakers import make_docx, make_pdf
 from desktop_kb.errors import CorruptFile, IngestError, NoExtractableText, PasswordProtected, UnsupportedFile
 from desktop_kb.ingest import convert as convert_mod
 from desktop_kb.ingest.convert import convert, decode_text
+from desktop_kb.ingest.ocr import OcrOptions
 
 
 def write(tmp_path: Path, name: str, data: bytes | str, encoding: str = "utf-8") -> Path:
@@ -322,6 +323,13 @@ def test_markitdown_unsupported_format(tmp_path: Path, monkeypatch: pytest.Monke
 EVAL = Path("/work/shared/eval/files")
 
 
+@pytest.fixture(scope="module")
+def real_ocr():
+    from desktop_kb.backends.ocr_rapid import RapidOcrEngine
+
+    return RapidOcrEngine(threads=2)
+
+
 def _manifest_rows() -> list[dict[str, str]]:
     if not (EVAL / "MANIFEST.tsv").exists():
         return []
@@ -333,15 +341,21 @@ def _manifest_rows() -> list[dict[str, str]]:
 @pytest.mark.filterwarnings("ignore:The xlrd engine is deprecated")
 @pytest.mark.skipif(not (EVAL / "MANIFEST.tsv").exists(), reason="shared eval files are absent")
 @pytest.mark.parametrize("row", _manifest_rows(), ids=lambda r: r["file"])
-def test_real_files(row: dict[str, str]) -> None:
+def test_real_files(row: dict[str, str], real_ocr) -> None:
     path = EVAL / row["file"]
     if path.suffix.lower() not in convert_mod.SUPPORTED_EXTENSIONS:
         with pytest.raises(UnsupportedFile):
             convert(path)
         return
-    if "scan" in row["file"].lower():
-        with pytest.raises(NoExtractableText, match="no extractable text"):
-            convert(path)
+    if "scan" in row["file"].lower() or path.suffix.lower() == ".jpg":
+        without = (NoExtractableText, "no extractable text") if path.suffix == ".pdf" else (UnsupportedFile, "OCR")
+        with pytest.raises(without[0], match=without[1]):
+            convert(path)  # without OCR
+        doc = convert(path, ocr=OcrOptions(real_ocr))  # with OCR: the scanned report and the photo
+        assert doc.ocr and [p.number for p in doc.ocr] == [p.number for p in doc.pages]
+        words = {"scan": ("Patient", "Hypertension", "Medical"), ".jpg": ("AutoGen", "Abstract", "agents")}
+        want = words["scan" if "scan" in row["file"].lower() else ".jpg"]
+        assert all(w.lower() in doc.markdown.lower() for w in want), doc.markdown[:500]
         return
     doc = convert(path)
     if row["snippet_in_markitdown_output"] != "yes":  # the snippet is markitdown link syntax, not text
@@ -354,3 +368,108 @@ def test_real_files(row: dict[str, str]) -> None:
         assert row["expected"] in doc.markdown
     for page in doc.pages:
         assert 0 <= page.start <= page.end <= len(doc.markdown)
+
+
+# ---------------------------------------------------------------------------- OpenDocument, skipped types
+
+
+def _odf_text(path: Path) -> Path:
+    from odf import table, text
+    from odf.opendocument import OpenDocumentText
+
+    doc = OpenDocumentText()
+    doc.text.addElement(text.H(outlinelevel=1, text="Expense policy"))
+    doc.text.addElement(text.P(text="Receipts are due within 30 days."))
+    items = text.List()
+    for label in ("Taxis", "Trains"):
+        item = text.ListItem()
+        item.addElement(text.P(text=label))
+        items.addElement(item)
+    doc.text.addElement(items)
+    t = table.Table(name="Rates")
+    for row_values in (("Item", "Rate"), ("Hotel", "120 EUR")):
+        row = table.TableRow()
+        for v in row_values:
+            cell = table.TableCell()
+            cell.addElement(text.P(text=v))
+            row.addElement(cell)
+        t.addElement(row)
+    doc.text.addElement(t)
+    doc.save(str(path))
+    return path
+
+
+def test_opendocument_text_sheets_and_slides(tmp_path: Path) -> None:
+    from odf import draw, table, text
+    from odf.opendocument import OpenDocumentPresentation, OpenDocumentSpreadsheet
+    from odf.style import MasterPage, PageLayout
+
+    odt = convert(_odf_text(tmp_path / "policy.odt"))
+    assert odt.markdown.startswith("# Expense policy\n\nReceipts are due within 30 days.")
+    assert "- Taxis\n- Trains" in odt.markdown and "| Hotel | 120 EUR |" in odt.markdown
+
+    ods = OpenDocumentSpreadsheet()
+    for name, value in (("Budget", "4200"), ("Staff", "Ana")):
+        sheet = table.Table(name=name)
+        row = table.TableRow()
+        for v in ("Key", value):
+            cell = table.TableCell(numbercolumnsrepeated=1)
+            cell.addElement(text.P(text=v))
+            row.addElement(cell)
+        row.addElement(table.TableCell(numbercolumnsrepeated=1000))  # the run-length blank tail
+        sheet.addElement(row)
+        sheet.addElement(table.TableRow(numberrowsrepeated=1_000_000))  # blank rows to the end
+        ods.spreadsheet.addElement(sheet)
+    ods.save(str(tmp_path / "book.ods"))
+    sheets = convert(tmp_path / "book.ods")
+    assert sheets.markdown == "## Budget\n\n| Key | 4200 |\n| --- | --- |\n\n## Staff\n\n| Key | Ana |\n| --- | --- |"
+
+    odp = OpenDocumentPresentation()
+    layout = PageLayout(name="L")
+    odp.automaticstyles.addElement(layout)
+    master = MasterPage(name="M", pagelayoutname=layout)
+    odp.masterstyles.addElement(master)
+    for title in ("Quarterly review", "Next steps"):
+        page = draw.Page(masterpagename=master)
+        frame = draw.Frame(width="20cm", height="3cm", x="1cm", y="1cm")
+        box = draw.TextBox()
+        box.addElement(text.P(text=title))
+        frame.addElement(box)
+        page.addElement(frame)
+        odp.presentation.addElement(page)
+    odp.save(str(tmp_path / "deck.odp"))
+    slides = convert(tmp_path / "deck.odp")
+    assert [slides.markdown[p.start:p.end] for p in slides.pages] == ["Quarterly review", "Next steps"]
+
+
+def test_broken_opendocument_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "x.odt").write_bytes(os.urandom(500))
+    with pytest.raises(CorruptFile, match="not a real OpenDocument"):
+        convert(tmp_path / "x.odt")
+    with zipfile.ZipFile(tmp_path / "locked.odt", "w") as zf:
+        zf.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        zf.writestr("content.xml", "<garbage/>")
+        zf.writestr("META-INF/manifest.xml", '<manifest:encryption-data manifest:checksum="x"/>')
+    with pytest.raises(PasswordProtected):
+        convert(tmp_path / "locked.odt")
+
+
+def test_unread_types_are_listed_as_skipped_with_the_reason(settings, tmp_path: Path) -> None:
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.kb import Library
+
+    d = tmp_path / "folder"
+    d.mkdir()
+    (d / "notes.md").write_text("# Notes\n\nThe kick-off is on Monday.\n", encoding="utf-8")
+    for name in ("old.doc", "slides.ppt", "bundle.zip", "tool.exe"):
+        (d / name).write_bytes(b"\0" * 64)
+    (d / ".hidden.doc").write_bytes(b"\0")  # hidden files stay out of the report
+    with Library.open(settings.replace(extensions=(".md",)), embedder=HashEmbedder(), reranker=None) as lib:
+        (d / "data.json").write_text("{}", encoding="utf-8")
+        report = lib.ingest("kb", [d])
+    skipped = {Path(f.path).name: (f.error, f.hint) for f in report.skipped}
+    assert set(skipped) == {"old.doc", "slides.ppt", "bundle.zip", "tool.exe", "data.json"}
+    assert "save it as .docx" in skipped["old.doc"][1] and "save it as .pptx" in skipped["slides.ppt"][1]
+    assert "archives are not opened" in skipped["bundle.zip"][0]
+    assert "turned off in the settings" in skipped["data.json"][0]
+    assert report.to_json()["skipped"][0]["reason"]

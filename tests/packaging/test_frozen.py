@@ -186,6 +186,26 @@ def test_cli_ingest_and_cited_answer_offline(frozen: Frozen) -> None:
           f"pipeline {answer['timings_ms']}")
 
 
+def test_scanned_image_is_read_by_the_bundled_ocr_offline(frozen: Frozen) -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    docs = frozen.home / "scans"
+    docs.mkdir(parents=True)
+    img = Image.new("RGB", (1400, 500), "white")
+    ImageDraw.Draw(img).text((100, 200), "Receipts must be submitted within 30 days.", fill="black",
+                             font=ImageFont.load_default(size=40))
+    img.save(docs / "scan.png")
+    proc, _ = frozen.run("desktop-kb", "--data-dir", str(frozen.data), "ingest", str(docs), "--kb", "scans",
+                         "--json", timeout=600)
+    _ok(proc)
+    report = json.loads(proc.stdout)
+    assert report["ocr"] == [{"path": str((docs / "scan.png").resolve()), "pages": [1]}], report
+    proc, _ = frozen.run("desktop-kb", "--data-dir", str(frozen.data), "search", "submitted within 30 days",
+                         "--kb", "scans", "--json", timeout=300)
+    _ok(proc)
+    assert "Receipts must be submitted" in proc.stdout
+
+
 def test_missing_model_fails_fast_with_a_clear_message(frozen: Frozen) -> None:
     frozen.data.mkdir(parents=True)
     missing = frozen.home / "nowhere" / "model.gguf"

@@ -1,0 +1,150 @@
+"""PDF → Markdown with one exact span per page (pypdfium2), scanned pages read by OCR.
+
+A page whose text layer is empty or nearly so is rendered (``OcrOptions.dpi``) and recognised
+when OCR is on; ``mode="force"`` reads every page by OCR. At most ``max_pages`` pages per file are
+recognised; the rest are left out with a warning, so a 600-page scan is indexed partly rather than
+for an hour.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import CorruptFile, NoExtractableText, PasswordProtected
+from ..types import ConvertedDocument, OcrPage, Page
+from .ocr import OcrOptions, PageCounter, needs_ocr, page_text
+
+__all__ = ["convert_pdf", "join_pages"]
+
+_pdfium_lock = threading.Lock()  # PDFium is not thread-safe
+
+
+def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None) -> ConvertedDocument:
+    name = path.name
+    texts: list[str] = []
+    scanned: list[OcrPage] = []
+    skipped: list[int] = []
+    with _pdfium_lock, path.open("rb") as fh:
+        pdf = _open(fh, name, password)
+        try:
+            counter = PageCounter(ocr, _pages_to_read(pdf, ocr)) if ocr is not None and ocr.enabled else None
+            for index in range(len(pdf)):
+                page = pdf[index]
+                try:
+                    text = _text_layer(page)
+                    if counter is not None and (counter.options.mode == "force" or needs_ocr(text)):
+                        if counter.full:
+                            skipped.append(index + 1)
+                        else:
+                            read = counter.read(index + 1, _render(page, counter.options.dpi))
+                            scanned.append(read)
+                            forced = counter.options.mode == "force"
+                            text = page_text(read) or ("" if forced else text)
+                    texts.append(text)
+                finally:
+                    page.close()
+        finally:
+            pdf.close()
+    if not any(texts):
+        if scanned:
+            raise NoExtractableText(f"{name}: no text was recognised on its scanned pages.",
+                                    "The scan may be blank, too faint or too small to read.")
+        raise NoExtractableText(f"{name} has no extractable text (scanned or empty PDF?).", _ocr_hint(ocr))
+    markdown, pages = join_pages(list(enumerate(texts, start=1)))
+    return ConvertedDocument(markdown, pages, path.stem, _warnings(name, pages, skipped, ocr), tuple(scanned))
+
+
+def _open(fh: object, name: str, password: str | None) -> object:
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        return pdfium.PdfDocument(fh, password=password)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        if code == pdfium_c.FPDF_ERR_PASSWORD:
+            detail = "the password is wrong" if password else "no password was given"
+            raise PasswordProtected(f"{name} is password-protected ({detail}).") from None
+        if code == pdfium_c.FPDF_ERR_SECURITY:
+            raise PasswordProtected(
+                f"{name} is password-protected with an encryption method that cannot be opened."
+            ) from None
+        raise CorruptFile(f"{name} is damaged or not a real PDF file.") from None
+
+
+def _pages_to_read(pdf: object, ocr: OcrOptions) -> int:
+    """How many pages OCR will read (for the progress total): every page when forced, else the
+    pages without a usable text layer."""
+    n = len(pdf)  # type: ignore[arg-type]
+    if ocr.mode == "force":
+        return n
+    count = 0
+    for index in range(n):
+        page = pdf[index]  # type: ignore[index]
+        try:
+            count += needs_ocr(_text_layer(page))
+        finally:
+            page.close()
+    return count
+
+
+def _text_layer(page: object) -> str:
+    textpage = page.get_textpage()  # type: ignore[attr-defined]
+    try:
+        return _page_text(textpage.get_text_bounded())
+    finally:
+        textpage.close()
+
+
+def _render(page: object, dpi: int) -> np.ndarray:
+    bitmap = page.render(scale=dpi / 72.0, rev_byteorder=True)  # type: ignore[attr-defined]
+    try:
+        return np.array(bitmap.to_pil().convert("RGB"))
+    finally:
+        bitmap.close()
+
+
+def _warnings(name: str, pages: tuple[Page, ...], skipped: list[int], ocr: OcrOptions | None) -> tuple[str, ...]:
+    out = []
+    if skipped:
+        cap = ocr.max_pages if ocr is not None else 0
+        out.append(f"{name} was indexed partly: only the first {cap} scanned pages were read by OCR "
+                   f"({len(skipped)} more were left out; see the OCR page limit in the settings).")
+    empty = [p.number for p in pages if p.start == p.end and p.number not in skipped]
+    if empty:
+        listed = ", ".join(map(str, empty[:10])) + (", …" if len(empty) > 10 else "")
+        reason = "no text was recognised on them" if ocr is not None and ocr.enabled else "they may be scanned images"
+        out.append(f"Some pages of {name} have no text (pages {listed}); {reason}.")
+    return tuple(out)
+
+
+def _ocr_hint(ocr: OcrOptions | None) -> str:
+    if ocr is not None and ocr.enabled:
+        return "The file may be empty."
+    if ocr is not None and ocr.mode == "off":
+        return "OCR is off: turn it on in the settings (or ingest --ocr auto) to read scanned pages."
+    return "Install OCR support (rapidocr-onnxruntime) to read scanned pages."
+
+
+def _page_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = text.replace("\x02", "-").replace("\ufffe", "-")  # PDFium's end-of-line hyphen markers
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+
+
+def join_pages(parts: list[tuple[int, str]]) -> tuple[str, tuple[Page, ...]]:
+    """Join page texts with blank lines; empty pages get a zero-length span."""
+    out: list[str] = []
+    pages: list[Page] = []
+    pos = 0
+    for number, text in parts:
+        if text and out:
+            out.append("\n\n")
+            pos += 2
+        pages.append(Page(number, pos, pos + len(text)))
+        out.append(text)
+        pos += len(text)
+    return "".join(out), tuple(pages)
