@@ -58,6 +58,11 @@ ZH: dict[str, str] = {
     "Add files": "添加文件",
     "Documents ({patterns})": "文档（{patterns}）",
     "Adding documents failed.": "添加文档失败。",
+    "reading by OCR": "正在识别文字（OCR）",
+    "reading by OCR, page {page} of {pages} ({eta}): {name}": "正在识别文字（OCR），第 {page}/{pages} 页（{eta}）：{name}",
+    "Not read (file type):": "未读取（文件类型）：",
+    "Read by OCR: {files} files, {pages} pages.": "已用 OCR 识别：{files} 个文件，{pages} 页。",
+    "This image cannot be shown.": "无法显示此图片。",
     "Cancelled; finished files stay indexed.": "已取消；已完成的文件保留在索引中。",
     "desktop-kb answers questions from your own documents, offline. Every claim is cited; click a footnote "
     "to see the passage.\n\nData folder: {path}":

@@ -35,7 +35,8 @@ def format_eta(seconds: float | None) -> str:
     return tr("about {h} h {m} min left", h=s // 3600, m=(s % 3600) // 60)
 
 
-_STAGES = {"discover": N_("finding files"), "convert": N_("reading"), "embed": N_("embedding"),
+_STAGES = {"discover": N_("finding files"), "convert": N_("reading"), "ocr": N_("reading by OCR"),
+           "embed": N_("embedding"),
            "write": N_("saving"), "delete": N_("removing"), "done": N_("done")}
 
 
@@ -77,6 +78,13 @@ class IngestPanel(QWidget):
         self.failed_list.setMaximumHeight(110)
         self.failed_list.setWordWrap(True)
         layout.addWidget(self.failed_list)
+        self.skipped_label = QLabel(tr("Not read (file type):"))
+        layout.addWidget(self.skipped_label)
+        self.skipped_list = QListWidget()
+        self.skipped_list.setObjectName("skippedFiles")
+        self.skipped_list.setMaximumHeight(90)
+        self.skipped_list.setWordWrap(True)
+        layout.addWidget(self.skipped_list)
         self.dismiss_btn = QPushButton(tr("Dismiss"))
         self.dismiss_btn.clicked.connect(self.hide)
         layout.addWidget(self.dismiss_btn, 0, Qt.AlignmentFlag.AlignRight)
@@ -92,6 +100,9 @@ class IngestPanel(QWidget):
         self.failed_list.clear()
         self.failed_label.hide()
         self.failed_list.hide()
+        self.skipped_list.clear()
+        self.skipped_label.hide()
+        self.skipped_list.hide()
         self.dismiss_btn.hide()
         self.cancel_btn.setEnabled(True)
         self.cancel_btn.show()
@@ -114,7 +125,10 @@ class IngestPanel(QWidget):
         eta = "" if p.stage == "done" else " · " + format_eta(p.eta_s)
         self.detail.setText(tr("{done} of {total} files · {chunks} chunks", done=p.files_done,
                                total=p.files_total, chunks=p.chunks_done) + eta)
-        if p.current_file:
+        if p.stage == "ocr" and p.pages:
+            self.current.setText(tr("reading by OCR, page {page} of {pages} ({eta}): {name}", page=p.page,
+                                    pages=p.pages, eta=format_eta(p.eta_s), name=Path(p.current_file).name))
+        elif p.current_file:
             self.current.setText(f"{tr(_STAGES.get(p.stage, p.stage))}: {Path(p.current_file).name}")
 
     def on_finished(self, report: IngestReport) -> None:
@@ -137,6 +151,16 @@ class IngestPanel(QWidget):
             self.failed_list.addItem(item)
         self.failed_label.setVisible(bool(report.failed))
         self.failed_list.setVisible(bool(report.failed))
+        self.skipped_list.clear()
+        for f in report.skipped:
+            item = QListWidgetItem(f"{f.error} {f.hint}".strip())
+            item.setToolTip(f.path)
+            self.skipped_list.addItem(item)
+        self.skipped_label.setVisible(bool(report.skipped))
+        self.skipped_list.setVisible(bool(report.skipped))
+        if report.ocr:
+            pages = sum(len(p) for _, p in report.ocr)
+            self.current.setText(tr("Read by OCR: {files} files, {pages} pages.", files=len(report.ocr), pages=pages))
         self.dismiss_btn.show()
         self.title.setText(tr("Added to {kb}", kb=report.kb) if total or not report.failed else self.title.text())
 
@@ -150,3 +174,6 @@ class IngestPanel(QWidget):
 
     def failed_items(self) -> list[str]:
         return [self.failed_list.item(i).text() for i in range(self.failed_list.count())]
+
+    def skipped_items(self) -> list[str]:
+        return [self.skipped_list.item(i).text() for i in range(self.skipped_list.count())]

@@ -461,19 +461,23 @@ class MainWindow(QMainWindow):
         gen = self._view_gen
         lib = self.lib
 
-        def shown(text: Any) -> None:
+        def shown(loaded: Any) -> None:
             if gen != self._view_gen:
                 return
+            text, ocr = loaded
             if not self.viewer.isVisible():
                 total = sum(self.splitter.sizes()) or self.width()
                 left = self.splitter.sizes()[0] or 330
                 self.viewer.show()
                 rest = max(0, total - left)
                 self.splitter.setSizes([left, rest * 52 // 100, rest * 48 // 100])
-            self.viewer.show_citation(citation, str(text), context)
+            self.viewer.show_citation(citation, str(text), context, ocr)
             self.viewer_opened.emit(citation)
 
-        return self._run(lambda _ctx: lib.document_markdown(citation.kb, citation.doc_id), "document", shown)
+        def load(_ctx: Any) -> tuple[str, Any]:
+            return lib.document_markdown(citation.kb, citation.doc_id), lib.document_ocr(citation.kb, citation.doc_id)
+
+        return self._run(load, "document", shown)
 
     def _close_viewer_for(self, kb: str) -> None:
         if self.viewer.isVisible() and self.viewer.citation is not None and self.viewer.citation.kb == kb:

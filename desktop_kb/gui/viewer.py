@@ -38,8 +38,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..types import Citation
+from ..types import Citation, OcrPage
 from .i18n import tr
+from .scan_page import best_scan_page, is_image, load_scan, paint_scan, scan_boxes
 
 __all__ = ["ViewerPane", "open_file", "utf16_offset"]
 
@@ -102,6 +103,7 @@ class ViewerPane(QWidget):
         self.setObjectName("viewer")
         self.citation: Citation | None = None
         self._text = ""
+        self._ocr: tuple[OcrPage, ...] = ()
         self._context = ""
         self._pdf: QPdfDocument | None = None
         self._pdf_path = ""
@@ -174,11 +176,14 @@ class ViewerPane(QWidget):
         self.page_highlighted = False
 
     # -- showing a citation ------------------------------------------------------------------------
-    def show_citation(self, citation: Citation, document_text: str, context: str = "") -> None:
+    def show_citation(self, citation: Citation, document_text: str, context: str = "",
+                      ocr: tuple[OcrPage, ...] = ()) -> None:
         """Show ``citation`` in ``document_text``; ``context`` (the sentence citing it) helps pick the
-        PDF page when there is no quote."""
+        PDF page when there is no quote; ``ocr`` (the document's scanned pages) lets the page view
+        show a scan with the passage's recognised lines marked."""
         self.citation = citation
         self._context = context
+        self._ocr = ocr
         self._text = document_text.replace("\r", " ")  # keep offsets: one char for one char
         name = Path(citation.path).name or citation.path
         self.title.setText(f"[{citation.n}] {name}")
@@ -198,7 +203,8 @@ class ViewerPane(QWidget):
         self.open_btn.setEnabled(exists)
         self.open_btn.setToolTip(citation.path if exists else tr("The original file is no longer at {path}",
                                                                  path=citation.path))
-        is_pdf = exists and citation.path.lower().endswith(".pdf") and bool(citation.pages)
+        is_pdf = exists and bool(citation.pages) and (
+            citation.path.lower().endswith(".pdf") or (is_image(citation.path) and bool(ocr)))
         on_page_tab = self.isVisible() and self.tabs.currentIndex() == 1
         self.tabs.setTabEnabled(1, is_pdf)
         self._page_rendered = False
@@ -320,6 +326,9 @@ class ViewerPane(QWidget):
         c = self.citation
         assert c is not None and self._pdf is not None
         pages = [p - 1 for p in c.pages if 0 < p <= self._pdf.pageCount()] or [0]
+        on_scan = best_scan_page(self._ocr, c)
+        if on_scan is not None and on_scan - 1 in pages:
+            return on_scan - 1
         marks = self._marks()
         texts = {p: self._pdf.getAllText(p).text() for p in pages}
         strong = ([marks[-1][0]] if c.quote_start is not None and marks else []) + [
@@ -341,11 +350,14 @@ class ViewerPane(QWidget):
         c = self.citation
         if c is None or not c.pages:
             return False
+        if is_image(c.path):
+            return self._render_image(index)
         if not self._load_pdf(c.path):
             self.page_label.setText(tr("This PDF cannot be shown."))
             return False
         assert self._pdf is not None
         page = self._best_page() if index is None else index
+        scanned = {p.number: p for p in self._ocr}
         if not 0 <= page < self._pdf.pageCount():
             self.page_label.setText(tr("Page {page} is not in this PDF.", page=page + 1))
             return False
@@ -360,16 +372,43 @@ class ViewerPane(QWidget):
         image.fill(QColor("white"))  # pages render on a transparent background
         painter = QPainter(image)
         painter.drawImage(0, 0, rendered)
-        self.page_highlighted = self._paint_marks(painter, page, scale)
-        painter.end()
+        if page + 1 in scanned:
+            painter.end()
+            boxes = scan_boxes(self._ocr, c, page + 1, QColor(PASSAGE_BG), QColor(EVIDENCE_BG))
+            image = paint_scan(image, scanned[page + 1].rotation, boxes, int(width))
+            self.page_highlighted = bool(boxes)
+        else:
+            self.page_highlighted = self._paint_marks(painter, page, scale)
+            painter.end()
+        return self._show_page(image, page, self._pdf.pageCount(), dpr)
+
+    def _show_page(self, image: QImage, page: int, total: int, dpr: float) -> bool:
         pix = QPixmap.fromImage(image)
         pix.setDevicePixelRatio(dpr)
         self.page_label.setPixmap(pix)
-        self.page_info.setText(tr("Page {page} of {total}", page=page + 1, total=self._pdf.pageCount()))
+        self.page_info.setText(tr("Page {page} of {total}", page=page + 1, total=total))
         self.prev_btn.setEnabled(page > 0)
-        self.next_btn.setEnabled(page + 1 < self._pdf.pageCount())
+        self.next_btn.setEnabled(page + 1 < total)
         self._page_rendered = True
         return True
+
+    def _render_image(self, index: int | None) -> bool:
+        """A scanned image (or TIFF frame) with the passage's recognised lines marked."""
+        c = self.citation
+        assert c is not None
+        total = max([p.number for p in self._ocr] or [1])
+        page = (best_scan_page(self._ocr, c) or c.pages[0]) - 1 if index is None else index
+        dpr = self.devicePixelRatioF()
+        width = int(max(400, min(1400, self.page_scroll.viewport().width() - 24)) * dpr)
+        image = load_scan(c.path, page + 1) if 0 <= page < total else None
+        if image is None:
+            self.page_label.setText(tr("This image cannot be shown."))
+            return False
+        self.page_index = page
+        rotation = next((p.rotation for p in self._ocr if p.number == page + 1), 0)
+        boxes = scan_boxes(self._ocr, c, page + 1, QColor(PASSAGE_BG), QColor(EVIDENCE_BG))
+        self.page_highlighted = bool(boxes)
+        return self._show_page(paint_scan(image, rotation, boxes, width), page, total, dpr)
 
     def _paint_marks(self, painter: QPainter, page: int, scale: float) -> bool:
         assert self._pdf is not None

@@ -292,3 +292,38 @@ def test_removed_sentences_are_shown_with_the_answer(qtbot, make_window, docs):
     text = win.chat.transcript.toPlainText()
     assert "Removed, because no cited passage supports it: “Late fees are 90 percent.”" in text
     assert win.chat.conversation.turns[-1].removed == ["Late fees are 90 percent."]
+
+
+def test_scanned_image_page_view_marks_the_cited_lines(qtbot, make_window, tmp_path):
+    from filemakers import make_scan
+    from PySide6.QtGui import QColor
+
+    from desktop_kb.types import Citation
+
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    lines = ["Receipts must be submitted within 30 days of purchase.",
+             "Travel costs are paid back at the end of each month."]
+    make_scan(lines).rotate(90, expand=True).save(folder / "policy.png")  # scanned sideways
+    win = make_window()  # the real OCR engine, built from the settings
+    with qtbot.waitSignal(win.ingest_finished, timeout=120000):
+        win.ingest_paths([str(folder)], kb="default")
+    qtbot.waitUntil(lambda: "default" in win.kb_panel.kb_names(), timeout=5000)
+    assert "OCR" in win.ingest_panel.current.text()
+    doc = win.lib.documents("default")[0]
+    md = win.lib.document_markdown("default", doc.doc_id)
+    at = md.index("Travel costs")
+    c = Citation(n=1, kb="default", doc_id=doc.doc_id, path=doc.path, pages=(1,), heading_path=(),
+                 start=0, end=len(md), evidence=((at, at + len(lines[1])),))
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000):
+        win.open_citation(c, "Travel costs are paid back monthly [1].")
+    assert win.viewer.tabs.isTabEnabled(1) and win.viewer.show_page_view()
+    assert win.viewer.page_highlighted and win.viewer.page_info.text() == "Page 1 of 1"
+    image = win.viewer.page_label.pixmap().toImage()
+    assert image.width() > image.height()  # shown upright: wider than tall, as the page was typed
+    # the evidence line's box is tinted; the margin above the first line is still white
+    ocr = win.lib.document_ocr("default", doc.doc_id)
+    line = next(ln for ln in ocr[0].lines if ln.text.startswith("Travel"))
+    x, y = int((line.x + 0.002) * image.width()), int((line.y + line.h / 2) * image.height())
+    assert QColor(image.pixel(x, y)) != QColor("white")
+    assert QColor(image.pixel(image.width() // 2, 10)) == QColor("white")
