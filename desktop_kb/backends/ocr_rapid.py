@@ -2,8 +2,10 @@
 
 The models ship inside the ``rapidocr-onnxruntime`` wheel, so nothing is downloaded at run time.
 Pages may be scanned sideways or upside down: a page whose text boxes are mostly taller than wide
-is turned a quarter, and the direction classifier's vote over all lines decides whether it is upside
-down; the page is then read again the right way up, so reading order and boxes are upright.
+is turned a quarter; then the recogniser reads a sample of the page's lines turned half round, and
+if it is clearly more confident that way the page is upside down. The page is then read again the
+right way up, so reading order and boxes are upright. (The per-line direction classifier is not
+used: on dense upright pages it flipped good lines and voted pages upside down.)
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ class RapidOcrEngine:
                     else:
                         os.environ[key] = value
             n = self.threads
+            # text_score 0: every line comes back (an upside-down page reads at low confidence, and
+            # that is how it is recognised); the ingest stage drops unsure lines itself.
             self._engine = RapidOCR(det_intra_op_num_threads=n, cls_intra_op_num_threads=n,
-                                    rec_intra_op_num_threads=n, print_verbose=False)
+                                    rec_intra_op_num_threads=n, print_verbose=False, text_score=0.0)
         return self._engine
 
     def read(self, image: np.ndarray) -> OcrRead:
@@ -65,7 +69,7 @@ class RapidOcrEngine:
 
 
 def _run(engine: Any, image: np.ndarray) -> list[Any]:
-    result, _ = engine(np.ascontiguousarray(image))
+    result, _ = engine(np.ascontiguousarray(image), use_cls=False)
     return list(result or [])
 
 
@@ -83,11 +87,11 @@ def _mostly_tall(result: list[Any]) -> bool:
     return bool(boxes) and tall * 2 > len(boxes)
 
 
-def _upside_down(engine: Any, image: np.ndarray, result: list[Any]) -> bool:
-    """The direction classifier's vote over the page's lines, weighted by confidence."""
-    quads = [np.asarray(quad, dtype=np.float32) for quad, _, _ in result]
-    crops = engine.get_crop_img_list(np.ascontiguousarray(image), quads)
-    _, votes, _ = engine.text_cls(crops)
-    flipped = sum(float(score) for label, score in votes if "180" in str(label))
-    upright = sum(float(score) for label, score in votes if "180" not in str(label))
-    return flipped > upright
+def _upside_down(engine: Any, image: np.ndarray, result: list[Any], sample: int = 8) -> bool:
+    """The recogniser is clearly more confident reading the longest lines turned half round."""
+    longest = sorted(result, key=lambda r: -len(str(r[1])))[:sample]
+    crops = engine.get_crop_img_list(np.ascontiguousarray(image),
+                                     [np.asarray(quad, dtype=np.float32) for quad, _, _ in longest])
+    turned, _ = engine.text_rec([np.ascontiguousarray(np.rot90(c, 2)) for c in crops])
+    as_read = float(np.mean([float(score) for _, _, score in longest]))
+    return float(np.mean([float(r[1]) for r in turned])) > as_read + 0.1

@@ -101,7 +101,12 @@ def restore_spaces(text: str) -> str:
     """Put back the spaces the recogniser often drops between English words on tightly set lines
     ("Patientpresentswithheadaches" → "Patient presents with headaches"), with wordninja's word
     frequencies. A part counts as a word when it has 4+ letters or is a common short word; the
-    parts that do not (a name cut into pieces: "Lis in opr il") stay joined in the middle."""
+    parts that do not (a name cut into pieces: "Lis in opr il") stay joined in the middle. Only
+    lines that lost their spaces are touched (more than 12 Latin letters per space): a normally
+    spaced line keeps its long words ("anisotropy", "hematopoiesis") whole."""
+    letters = sum(1 for ch in text if "a" <= ch.lower() <= "z")
+    if letters < 20 or letters <= 12 * (text.count(" ") + 1):
+        return text
     try:
         import wordninja
     except ImportError:

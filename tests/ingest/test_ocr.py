@@ -183,3 +183,69 @@ def test_reading_order_and_paragraphs_from_boxes() -> None:
     page = read_page(1, read, min_confidence=0.5)
     assert page_text(page) == "Title line second column\n\nA new paragraph\n中文继续"
     assert np.isclose(page.lines[0].x, 0.1) and np.isclose(page.lines[0].w, 0.3)
+
+
+def test_ocr_models_load_and_read_with_the_network_cut(tmp_path):
+    """A fresh process whose sockets all fail still loads the models and reads a page: nothing is
+    downloaded at run time."""
+    import subprocess
+    import sys
+    import textwrap
+
+    page_image(EN[:1]).save(tmp_path / "one.png")
+    script = textwrap.dedent(f"""
+        import socket
+        def refuse(*a, **k):
+            raise OSError("network is cut in this test")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from pathlib import Path
+        from desktop_kb.backends.ocr_rapid import RapidOcrEngine
+        from desktop_kb.ingest.convert import convert
+        from desktop_kb.ingest.ocr import OcrOptions
+        print(convert(Path({str(tmp_path / "one.png")!r}), ocr=OcrOptions(RapidOcrEngine(2))).markdown)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert cer(proc.stdout, EN[0]) <= 0.05, proc.stdout
+
+
+def test_cli_ingest_ocr_modes_and_report(tmp_path):
+    import json
+
+    from desktop_kb.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.json").write_text(json.dumps(
+        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    page_image(EN).save(folder / "rules.png")
+    (folder / "archive.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    out = tmp_path / "out.json"
+
+    def run(*args: str) -> dict:
+        import contextlib
+
+        with out.open("w") as fh, contextlib.redirect_stdout(fh):
+            code = main(["--data-dir", str(data), "ingest", str(folder), "--kb", "k", "--json", *args])
+        return {"code": code, **json.loads(out.read_text())}
+
+    off = run("--ocr", "off")
+    assert off["code"] == 1 and "OCR is off" in off["failed"][0]["error"]
+    assert [Path(s["path"]).name for s in off["skipped"]] == ["archive.zip"]
+    auto = run()
+    assert auto["code"] == 0 and [(Path(o["path"]).name, o["pages"]) for o in auto["ocr"]] == [("rules.png", [1])]
+
+
+def test_dropped_spaces_are_restored_only_on_lines_that_lost_them() -> None:
+    from desktop_kb.ingest.ocr import restore_spaces
+
+    assert restore_spaces("Patientpresentswithpersistentheadaches") == "Patient presents with persistent headaches"
+    assert restore_spaces("DepartmentofInternalMedicine") == "Department of Internal Medicine"
+    assert restore_spaces("controlledwithLisinopril10mg daily") == "controlled with Lisinopril10mg daily"
+    spaced = "to calculate relative anisotropy in hematopoiesis, and to delineate"
+    assert restore_spaces(spaced) == spaced
+    assert restore_spaces("发票必须在三十天内提交") == "发票必须在三十天内提交"
