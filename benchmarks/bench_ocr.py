@@ -46,10 +46,10 @@ def _corpus_text(lang: str) -> str:
     return " ".join(out)
 
 
-def _wrap(text: str, font: Any, width: int) -> list[str]:
+def _wrap(text: str, font: Any, width: int, by_words: bool) -> list[str]:
     lines, current = [], ""
-    units = text.split(" ") if " " in text[:200] else list(text)
-    sep = " " if " " in text[:200] else ""
+    units = text.split(" ") if by_words else list(text)
+    sep = " " if by_words else ""
     for unit in units:
         trial = (current + sep + unit) if current else unit
         if font.getlength(trial) > width and current:
@@ -70,7 +70,7 @@ def make_pages(lang: str, n: int) -> list[tuple[Any, str]]:
         if path is None:
             return []
         font = ImageFont.truetype(str(path), 32)
-    lines = _wrap(_corpus_text(lang), font, 1654 - 280)
+    lines = _wrap(_corpus_text(lang), font, 1654 - 280, by_words=lang == "en")
     pages = []
     for i in range(n):
         chunk = lines[i * 30 : (i + 1) * 30]
