@@ -82,7 +82,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         settings = settings.replace(ingest=dataclasses.replace(settings.ingest, ocr=args.ocr))
     cancel = _cancel_on_sigint()
     with _library(settings) as lib:
-        report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags, owner=args.owner or "",
+        report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags if args.tags is not None else None,
+                            owner=args.owner,
                             pdf_password=args.pdf_password, progress=_TerminalProgress(), cancel=cancel)
     if args.json:
         _print_json(report.to_json())
@@ -149,6 +150,16 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
         elif args.kb_command == "remove":
             removed = lib.remove_files(args.name, args.paths)
             _print_json({"removed": removed}) if args.json else print(f"Removed {len(removed)} files.")
+        elif args.kb_command == "create":
+            lib.create_kb(args.name, require_owner=args.require_owner)
+            _print_json({"created": args.name, "require_owner": args.require_owner}) if args.json else print(
+                f"Knowledge base {args.name!r} is ready" + (" (searches need an owner)." if args.require_owner else "."))
+        elif args.kb_command in ("tag", "set-owner"):
+            edits = ({"owner": args.owner} if args.kb_command == "set-owner"
+                     else {"add": args.add or [], "remove": args.remove or []})
+            changed = lib.set_metadata(args.name, args.paths, **edits)
+            _print_json({"changed": changed}) if args.json else print(
+                f"Updated {len(changed)} files (nothing re-embedded).")
     return 0
 
 
@@ -249,6 +260,22 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("name")
     rn.add_argument("new_name")
     rn.add_argument("--json", action="store_true")
+    cr = kbs.add_parser("create", help="create an empty knowledge base")
+    cr.add_argument("name")
+    cr.add_argument("--require-owner", action="store_true",
+                    help="every search must carry an owner (--filter owner=…); none: an error, never everything")
+    cr.add_argument("--json", action="store_true")
+    tg = kbs.add_parser("tag", help="add or remove tags of files or folders (no re-embedding)")
+    tg.add_argument("name")
+    tg.add_argument("paths", nargs="+")
+    tg.add_argument("--add", action="append", help="tag to add (repeatable)")
+    tg.add_argument("--remove", action="append", help="tag to remove (repeatable)")
+    tg.add_argument("--json", action="store_true")
+    so = kbs.add_parser("set-owner", help="set the owner of files or folders (no re-embedding)")
+    so.add_argument("name")
+    so.add_argument("paths", nargs="+")
+    so.add_argument("owner")
+    so.add_argument("--json", action="store_true")
     rm = kbs.add_parser("remove", help="remove files from a knowledge base")
     rm.add_argument("name")
     rm.add_argument("paths", nargs="+")

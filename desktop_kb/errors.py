@@ -108,6 +108,14 @@ class KnowledgeBaseNotFound(StoreError):
     default_hint = "Run `desktop-kb kb list` to see the existing knowledge bases."
 
 
+class IndexMissing(StoreError):
+    default_hint = "Rebuild it from its files: desktop-kb kb reembed NAME."
+
+
+class OwnerScopeRequired(FilterError):
+    default_hint = "Search with an owner, e.g. --filter owner=NAME (the app: the owner filter)."
+
+
 class IngestError(DesktopKBError):
     """A single file failed; the rest of the batch goes on."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, EmbedderMismatch, KnowledgeBaseNotFound
+from .errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNotFound, OwnerScopeRequired
 from .ingest.manifest import DocumentRow, Manifest
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
@@ -193,14 +193,16 @@ class Library:
             return []
         return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists())
 
-    def create_kb(self, name: str) -> None:
+    def create_kb(self, name: str, *, require_owner: bool = False) -> None:
+        """Create ``name`` (no-op when it exists). ``require_owner``: every search on it must carry
+        an owner scope, and one without gets an error, never every document (fail-closed)."""
         name = validate_kb_name(name)
         emb = self.embedder  # load (or fail) before anything is written
         m = self.manifest(name, create=True)
         if m.get_meta("embedder") is None:
             m.set_meta(embedder=emb.id, dim=int(emb.dim), sparse=self.sparse_encoder().id,
                        chunker={"size": self.settings.chunk.size, "overlap": self.settings.chunk.overlap},
-                       created_at=int(time.time()))
+                       created_at=int(time.time()), require_owner=require_owner)
         self.store.create_collection(name, int(m.get_meta("dim")))
 
     def delete_kb(self, name: str) -> None:
@@ -293,8 +295,8 @@ class Library:
         name: str,
         paths: Sequence[Path | str],
         *,
-        tags: Sequence[str] = (),
-        owner: str = "",
+        tags: Sequence[str] | None = None,
+        owner: str | None = None,
         pdf_password: str | None = None,
         reembed: bool = False,
         progress: ProgressCallback = null_progress,
@@ -345,8 +347,17 @@ class Library:
                                 self.sparse_encoder(avg))
 
     # -- query -------------------------------------------------------------------------------------
-    def views(self, kbs: Sequence[str] | None) -> list[Any]:
-        """Retrieval views of the named knowledge bases (all when None), embedder checked."""
+    def set_metadata(self, name: str, paths: Sequence[Path | str], **edits: Any) -> list[str]:
+        """Edit tags (``tags=``, ``add=``, ``remove=``) or ``owner=`` of files or folders in ``name``
+        without re-embedding; returns the paths that changed."""
+        from .ingest.metadata import select_documents, set_metadata
+
+        m = self.manifest(name)
+        return set_metadata(name, self.store, m, select_documents(m.documents(), paths), **edits)
+
+    def views(self, kbs: Sequence[str] | None, flt: SearchFilter | None = None) -> list[Any]:
+        """Retrieval views of the named knowledge bases (all when None), embedder checked; a base
+        that requires an owner refuses a search without one, and a base whose index is gone says so."""
         from .query.retrieve import KBView
 
         names = list(kbs) if kbs else self.list_kbs()
@@ -358,7 +369,12 @@ class Library:
             m = self.manifest(name)
             self._check_embedder(name, m)
             avg = float(m.get_meta("bm25_avg_len") or 100.0)
+            if m.get_meta("require_owner") and not (flt is not None and flt.owners):
+                raise OwnerScopeRequired(f"Knowledge base {name!r} can only be searched for an owner.")
             if not self.store.has_collection(name):
+                if m.documents():
+                    raise IndexMissing(f"The index of knowledge base {name!r} is missing or damaged.",
+                                       f"Rebuild it from its files: desktop-kb kb reembed {name}")
                 continue
             views.append(KBView(name=validate_kb_name(name), store=self.store, manifest=m,
                                 sparse=self.sparse_encoder(avg)))
@@ -377,7 +393,7 @@ class Library:
         from .query.retrieve import retrieve
 
         q = self.settings.query
-        result = retrieve([query], self.views(kbs), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
+        result = retrieve([query], self.views(kbs, flt), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
                           rrf_k=q.rrf_k, adaptive=q.adaptive_fusion, mode=mode)  # type: ignore[arg-type]
         return list(result.hits[: top_k or q.top_k])
 

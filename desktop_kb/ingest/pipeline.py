@@ -31,6 +31,7 @@ from .clean import clean
 from .convert import convert, unsupported_reason
 from .embed import embed_chunks
 from .manifest import DocumentRow, Manifest
+from .metadata import set_metadata
 from .ocr import OcrOptions, anchor_lines, save_pages
 from .write import build_points, write_points
 
@@ -121,15 +122,17 @@ def ingest(
     *,
     settings: Settings,
     embedder: Embedder,
-    tags: Sequence[str] = (),
-    owner: str = "",
+    tags: Sequence[str] | None = None,
+    owner: str | None = None,
     pdf_password: str | None = None,
     force: bool = False,
     ocr: OcrEngine | None = None,
     progress: ProgressCallback = null_progress,
     cancel: CancelToken | None = None,
 ) -> IngestReport:
-    """Index ``paths`` into ``target``. ``ocr`` reads scanned pages and images (settings.ingest)."""
+    """Index ``paths`` into ``target``. ``ocr`` reads scanned pages and images (settings.ingest).
+    ``tags``/``owner`` None keep each known file's own; given, they are set on every file found,
+    unchanged ones included (a payload edit, nothing re-embedded)."""
     cancel = cancel or CancelToken()
     started = time.monotonic()
     recover(target)
@@ -160,6 +163,9 @@ def ingest(
     samples = int(target.manifest.get_meta("bm25_len_samples", AVG_LEN_SAMPLES if avg_len else 0))
     sparse = target.sparse_for(float(avg_len or 100.0))
     deleted = remove_documents(target, found.deleted, sparse) if found.deleted else []
+    if (tags is not None or owner is not None) and found.unchanged:
+        set_metadata(target.name, target.store, target.manifest, [docs[s.path] for s in found.unchanged],
+                     tags=tags, owner=owner)
     cancelled = False
     for done, src in enumerate(todo):
         name = Path(src.path).name
@@ -228,9 +234,12 @@ def _update_avg_len(
 
 def _commit_file(
     target: IngestTarget, src: SourceFile, doc: ConvertedDocument, chunks: Sequence[Chunk], dense: object,
-    vectors: Sequence[object], old: DocumentRow | None, tags: Sequence[str], owner: str, sparse: SparseEncoder,
+    vectors: Sequence[object], old: DocumentRow | None, tags: Sequence[str] | None, owner: str | None,
+    sparse: SparseEncoder,
 ) -> None:
     now = int(time.time())
+    tags = tuple(tags) if tags is not None else (old.tags if old is not None else ())
+    owner = owner if owner is not None else (old.owner if old is not None else "")
     md_path = target.docs_dir / f"{src.doc_id}.md"
     target.docs_dir.mkdir(parents=True, exist_ok=True)
     tmp = md_path.with_suffix(".md.tmp")

@@ -107,7 +107,7 @@ def answer(
     q = lib.settings.query
     timings: dict[str, float] = {}
     history = list(history)[-q.history_turns:]
-    views = lib.views(kbs)
+    views = lib.views(kbs, flt)
     generator = lib.generator  # fails early with a clear message when the LLM is missing
     small = lib.small_generator
 

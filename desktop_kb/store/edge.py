@@ -130,6 +130,14 @@ class EdgeStore(SingleLegSearch):
         with self._lock:
             self._call(name, lambda s: s.update(q.UpdateOperation.delete_points_by_filter(f)))
 
+    def set_payload(self, name: str, flt: SearchFilter, values: dict[str, Any]) -> None:
+        if flt.is_empty():
+            raise StoreError("Refusing to edit with an empty filter (it would change every passage).")
+        q = _q()
+        f = self._filter(flt)
+        with self._lock:
+            self._call(name, lambda s: s.update(q.UpdateOperation.set_payload_by_filter(f, dict(values))))
+
     # -- reads -----------------------------------------------------------------------------------
     def count(self, name: str, flt: SearchFilter | None = None) -> int:
         q = _q()

@@ -100,6 +100,14 @@ class ServerStore(SingleLegSearch):
         selector = m.FilterSelector(filter=self._filter(flt, exclude_doc_ids))
         self._call(lambda: self._client.delete(self._name(name), points_selector=selector, wait=True), name)
 
+    def set_payload(self, name: str, flt: SearchFilter, values: dict[str, Any]) -> None:
+        if flt.is_empty():
+            raise StoreError("Refusing to edit with an empty filter (it would change every passage).")
+        m = self._m()
+        selector = m.FilterSelector(filter=self._filter(flt))
+        self._call(lambda: self._client.set_payload(self._name(name), payload=dict(values), points=selector,
+                                                    wait=True), name)
+
     def count(self, name: str, flt: SearchFilter | None = None) -> int:
         res = self._call(lambda: self._client.count(self._name(name), count_filter=self._filter(flt), exact=True), name)
         return int(res.count)

@@ -109,3 +109,14 @@ def test_edge_store_second_process_gets_in_use(tmp_path):
     s.close()
     assert "IN_USE" in out.stdout, out.stderr
     assert KnowledgeBaseInUse.__name__  # the error class is public
+
+
+def test_set_payload_changes_only_matching_points_and_refuses_an_empty_filter(store):
+    store.set_payload("kb1", SearchFilter(paths=("/docs/a.md",)), {"tags": ["audit"], "owner": "bob"})
+    by_text = {r.payload["text"]: r.payload for r in store.scroll("kb1")}
+    assert by_text["a-0"]["tags"] == ["audit"] and by_text["a-1"]["owner"] == "bob"
+    assert by_text["b-0"]["tags"] == ["hr"] and by_text["a-0"]["doc_id"] == "a"  # other keys kept
+    dense, _ = store.search_both("kb1", _vec(0, 0, 1), None, SearchFilter(tags=("audit",)), 10)
+    assert {r.payload["doc_id"] for r in dense} == {"a"}
+    with pytest.raises(StoreError, match="empty filter"):
+        store.set_payload("kb1", SearchFilter(), {"tags": []})
