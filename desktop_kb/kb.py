@@ -233,8 +233,7 @@ class Library:
             if m is not None:
                 m.close()
             self._kb_dir(old).rename(self._kb_dir(new))
-            self._store = None
-            self._manifests.clear()
+            self._store = None  # the other bases' manifests stay open (and their locks held)
 
     def stats(self, name: str) -> KBInfo:
         m = self.manifest(name)
@@ -325,6 +324,7 @@ class Library:
     def _reset_for_reembed(self, name: str, m: Manifest) -> None:
         """Drop the vectors (keep the list of files) so they are embedded again with the new model."""
         paths = list(m.documents())
+        require_owner = bool(m.get_meta("require_owner"))
         self.store.drop_collection(name)
         with m.transaction() as db:
             db.execute("DELETE FROM documents")
@@ -332,7 +332,7 @@ class Library:
             db.execute("DELETE FROM pending")
             db.execute("DELETE FROM meta")
         m.set_meta(reembed_paths=paths)
-        self.create_kb(name)
+        self.create_kb(name, require_owner=require_owner)
 
     def reembed(self, name: str, **kwargs: Any) -> IngestReport:
         m = self.manifest(name)

@@ -121,6 +121,7 @@ class SearchFilter:
     owners: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     doc_ids: tuple[str, ...] = ()
+    chunk_ids: tuple[str, ...] = ()
     mtime_from: int | None = None
     mtime_to: int | None = None
     ingested_from: int | None = None

@@ -250,6 +250,12 @@ def _commit_file(
         save_pages(ocr_path, doc.ocr)
     else:
         ocr_path.unlink(missing_ok=True)
+    # the same content indexed again (chunk settings changed): its old chunks share the doc id, so
+    # they are found by chunk id; removed once the new version is in place
+    stale: set[str] = set()
+    if old is not None and old.doc_id == src.doc_id:
+        stale = {r.payload["chunk_id"] for r in target.store.scroll(target.name, SearchFilter(paths=(src.path,)))}
+        stale -= {c.chunk_id for c in chunks}
     target.manifest.set_pending(src.path, src.doc_id, "writing")
     try:
         points = build_points(target.name, src, chunks, dense, vectors, tags=tags, owner=owner,  # type: ignore[arg-type]
@@ -280,6 +286,9 @@ def _commit_file(
         target.manifest.add_terms(db, new_terms, sign=1)
         db.execute("UPDATE pending SET phase='cleanup' WHERE path=?", (src.path,))
     target.store.delete(target.name, SearchFilter(paths=(src.path,)), exclude_doc_ids=(src.doc_id,))
+    ids = sorted(stale)
+    for i in range(0, len(ids), 256):
+        target.store.delete(target.name, SearchFilter(paths=(src.path,), chunk_ids=tuple(ids[i:i + 256])))
     with target.manifest.transaction() as db:
         target.manifest.clear_pending(db, src.path)
     if old is not None and old.doc_id != src.doc_id:

@@ -106,7 +106,7 @@ def answer(
     question = " ".join(question.split())
     q = lib.settings.query
     timings: dict[str, float] = {}
-    history = list(history)[-q.history_turns:]
+    history = list(history)[-q.history_turns:] if q.history_turns > 0 else []
     views = lib.views(kbs, flt)
     generator = lib.generator  # fails early with a clear message when the LLM is missing
     small = lib.small_generator

@@ -52,7 +52,7 @@ def conditions(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) ->
     out: list[Condition] = []
     if flt is not None:
         for key, values in (("tags", flt.tags), ("folder", flt.folders), ("owner", flt.owners),
-                            ("path", flt.paths), ("doc_id", flt.doc_ids)):
+                            ("path", flt.paths), ("doc_id", flt.doc_ids), ("chunk_id", flt.chunk_ids)):
             if values:
                 out.append(Condition(key, any_of=tuple(_check_value(v) for v in values)))
         if flt.mtime_from is not None or flt.mtime_to is not None:

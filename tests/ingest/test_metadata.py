@@ -91,6 +91,9 @@ def test_owner_scope_is_fail_closed(settings, tmp_path):
         assert hits and {Path(h.chunk.path).name for h in hits} == {"hr.md"}
         lib.set_metadata("clinic", [d / "hr.md"], owner="dr-li")
         assert lib.search("paid leave days", kbs=["clinic"], flt=SearchFilter(owners=("dr-wu",))) == []
+        lib.reembed("clinic")  # the scope survives re-embedding
+        with pytest.raises(OwnerScopeRequired):
+            lib.search("paid", kbs=["clinic"])
 
 
 def test_a_missing_index_is_an_error_that_says_how_to_repair(settings, tmp_path):
