@@ -61,6 +61,7 @@ class ModelsSettings:
     # A smaller LLM for rewrite/fallback; "" = use the answer LLM.
     small_llm: ModelSpec = ModelSpec("", "none", "")
     threads: int = 2  # CPU threads for the embedder and the LLM
+    dir: str = ""  # the models folder; "" = $DESKTOP_KB_MODELS_DIR, else one shared by all data folders
     llm_context: int = 4096
     embed_batch: int = 16
 
@@ -120,7 +121,16 @@ class Settings:
 
     @property
     def models_dir(self) -> Path:
-        return self.data_dir / "models"
+        """Where models are installed and looked for: the ``models.dir`` setting, else
+        ``$DESKTOP_KB_MODELS_DIR``, else ``<data>/models`` when an older install put models there,
+        else the default data folder's ``models`` — one copy shared by every ``--data-dir``."""
+        explicit = self.models.dir or os.environ.get("DESKTOP_KB_MODELS_DIR", "")
+        if explicit:
+            return Path(explicit).expanduser()
+        own = self.data_dir / "models"
+        if own.is_dir() and any(own.iterdir()):
+            return own
+        return default_data_dir() / "models"
 
     @property
     def kbs_dir(self) -> Path:

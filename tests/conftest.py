@@ -14,6 +14,13 @@ from desktop_kb.progress import CancelToken
 from desktop_kb.settings import Settings
 
 
+@pytest.fixture(autouse=True)
+def _own_models_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's models folder is its data folder's (never the developer's shared one); tests
+    of the real models name their files explicitly."""
+    monkeypatch.setenv("DESKTOP_KB_MODELS_DIR", str(tmp_path / "data" / "models"))
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -78,3 +79,17 @@ def test_version_1_file_types_gain_images_and_opendocument(tmp_path):
     (tmp_path / "settings.json").write_text(json.dumps({"ingest": {"ocr": "sometimes"}}))
     with pytest.raises(ConfigError, match=r"ingest\.ocr"):
         load_settings(tmp_path)
+
+
+def test_models_folder_is_shared_by_data_folders(tmp_path, monkeypatch):
+    monkeypatch.delenv("DESKTOP_KB_MODELS_DIR", raising=False)
+    monkeypatch.setenv("DESKTOP_KB_DATA_DIR", str(tmp_path / "main-data"))
+    one, two = Settings(data_dir=tmp_path / "one"), Settings(data_dir=tmp_path / "two")
+    assert one.models_dir == two.models_dir == tmp_path / "main-data" / "models"
+    (tmp_path / "two" / "models").mkdir(parents=True)
+    (tmp_path / "two" / "models" / "old.gguf").write_bytes(b"x")
+    assert two.models_dir == tmp_path / "two" / "models"  # an older install's own copy keeps working
+    monkeypatch.setenv("DESKTOP_KB_MODELS_DIR", str(tmp_path / "elsewhere"))
+    assert one.models_dir == tmp_path / "elsewhere"
+    pinned = one.replace(models=dataclasses.replace(one.models, dir=str(tmp_path / "pinned")))
+    assert pinned.models_dir == tmp_path / "pinned"

@@ -155,7 +155,7 @@ def test_real_assembly_of_the_small_model(tmp_path: Path) -> None:
         pytest.skip("0.5B model packages not installed")
     settings = Settings(data_dir=tmp_path)
     (path,) = install_shipped(settings, (model_id,))
-    assert path == tmp_path / "models" / shipped.filename
+    assert path == settings.models_dir / shipped.filename and path.is_relative_to(tmp_path)
     assert path.stat().st_size == shipped.size
     with path.open("rb") as fh:
         assert fh.read(4) == b"GGUF"

@@ -18,7 +18,7 @@ def test_missing_reranker_is_reported_not_installed(tmp_path: Path) -> None:
     rr = status["reranker"]
     assert rr.installed is False  # type: ignore[attr-defined]
     assert "Not installed" in rr.message and "--from DIR" in rr.message  # type: ignore[attr-defined]
-    assert rr.path == str(tmp_path / "models" / "BAAI--bge-reranker-v2-m3")  # type: ignore[attr-defined]
+    assert rr.path == str(Settings(data_dir=tmp_path).models_dir / "BAAI--bge-reranker-v2-m3")  # type: ignore[attr-defined]
     assert set(status) == {"embedder", "reranker", "llm"}  # small_llm only when configured
 
 
