@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import DesktopKBError, exit_code, user_message
+from .errors import ConfigError, DesktopKBError, exit_code, user_message
 from .progress import CancelToken, IngestProgress
 from .settings import Settings, load_settings
 
@@ -163,6 +163,37 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
+    from .ingest.watch import run_headless, watched_folders
+
+    cancel = _cancel_on_sigint()
+    with _library(settings) as lib:
+        rows = lib.documents(args.kb)
+        folders = watched_folders(r.folder for r in rows)
+        if not folders:
+            raise ConfigError(f"Knowledge base {args.kb!r} has no folders to watch.",
+                              f"Add a folder first: desktop-kb ingest FOLDER --kb {args.kb}")
+        print(f"Watching {len(folders)} folders of {args.kb!r} (Ctrl-C to stop): "
+              + ", ".join(map(str, folders)), file=sys.stderr)
+
+        def ingest(paths: list[Path]) -> None:
+            known = {r.path for r in lib.documents(args.kb)}
+            paths = [p for p in paths if p.exists() or any(k == str(p) or k.startswith(str(p) + os.sep)
+                                                           for k in known)]
+            if not paths or cancel.cancelled:
+                return
+            report = lib.ingest(args.kb, paths, cancel=cancel)
+            if report.added or report.updated or report.deleted or report.failed:
+                print(f"{time.strftime('%H:%M:%S')} {len(report.added)} added, {len(report.updated)} updated, "
+                      f"{len(report.deleted)} removed, {len(report.failed)} failed", flush=True)
+                for f in report.failed:
+                    print(f"  failed: {f.path}: {f.error}", file=sys.stderr)
+
+        run_headless(ingest, folders, cancel, extensions=settings.extensions, debounce=args.debounce,
+                     exclude=(settings.data_dir,))
+    return 0
+
+
 def _hit_json(hit: Any) -> dict[str, Any]:
     c = hit.chunk
     return {"kb": hit.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
@@ -281,6 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("paths", nargs="+")
     rm.add_argument("--json", action="store_true")
     kb.set_defaults(func=cmd_kb)
+
+    wa = sub.add_parser("watch", help="keep a knowledge base in sync with its folders until Ctrl-C")
+    wa.add_argument("--kb", default="default")
+    wa.add_argument("--debounce", type=float, default=2.0, help="seconds of quiet before re-indexing")
+    wa.set_defaults(func=cmd_watch)
 
     se = sub.add_parser("search", help="hybrid retrieval without generation (debug view)")
     se.add_argument("query")

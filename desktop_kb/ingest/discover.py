@@ -13,7 +13,7 @@ from ..progress import CancelToken
 from ..types import FileFailure, SourceFile
 from .manifest import DocumentRow
 
-__all__ = ["Discovery", "discover", "sha256_file"]
+__all__ = ["Discovery", "discover", "is_skipped_name", "sha256_file"]
 
 _SYSTEM_NAMES = {"thumbs.db", "desktop.ini", ".ds_store", "icon\r", "$recycle.bin", "system volume information",
                  "__pycache__", "node_modules", ".git"}
@@ -43,7 +43,8 @@ def sha256_file(path: Path, cancel: CancelToken | None = None) -> str:
     return h.hexdigest()
 
 
-def _skipped(name: str) -> bool:
+def is_skipped_name(name: str) -> bool:
+    """Hidden, system, temporary and lock files and folders: never indexed, never reported."""
     lower = name.lower()
     return name.startswith((".", "~$", "~lock.")) or lower in _SYSTEM_NAMES or lower.endswith((".tmp", ".part"))
 
@@ -56,9 +57,9 @@ def _walk(root: Path, extensions: frozenset[str], exclude: tuple[str, ...],
         return
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames
-                             if not _skipped(d) and str(Path(dirpath, d).resolve()) not in exclude)
+                             if not is_skipped_name(d) and str(Path(dirpath, d).resolve()) not in exclude)
         for name in sorted(filenames):
-            if _skipped(name):
+            if is_skipped_name(name):
                 continue
             p = Path(dirpath) / name
             if Path(name).suffix.lower() not in extensions:
