@@ -96,6 +96,7 @@ class IngestSettings:
     ocr_max_pages: int = 100  # per file; beyond, the file is indexed partly with a warning
     ocr_dpi: int = 200
     ocr_min_confidence: float = 0.5  # recognised lines below this are dropped
+    watch: bool = True  # the app keeps its knowledge bases in sync with their folders
 
 
 @dataclass(frozen=True)

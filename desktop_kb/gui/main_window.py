@@ -37,6 +37,7 @@ from .settings_dialog import SettingsDialog
 from .state import GuiState
 from .tasks import TaskHandle, TaskRunner
 from .viewer import ViewerPane
+from .watching import Watching
 
 __all__ = ["DEFAULT_KB", "MainWindow", "local_paths"]
 
@@ -178,6 +179,9 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(lambda _b: self._update_busy())
         self.viewer.closed.connect(self._on_viewer_closed)
         self.runner.task_done.connect(lambda _h: self._maybe_apply_settings())
+        self.watching = Watching(self.lib, self)
+        self.watching.changed.connect(self._on_watched_change)
+        self._watch_scanned = False
 
     def _restore_state(self) -> None:
         geometry = self.state.get("geometry")
@@ -252,10 +256,25 @@ class MainWindow(QMainWindow):
         else:
             checked = self.state.get("checked_kbs", [])
         self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
+        self._sync_watch(names)
         if not names:
             self.kb_panel.set_stats(None)
             self.kb_panel.set_documents([], {})
         self.kbs_refreshed.emit(list(names))
+
+    def _sync_watch(self, names: list[str]) -> None:
+        """Watch every base's folders; once per session, scan them for what changed while closed."""
+        if not self.settings.ingest.watch or self._shut_down:
+            return
+        started = self.watching.update(names)
+        if not self._watch_scanned:
+            self._watch_scanned = True
+            for kb in started:
+                self.ingest_paths([str(f) for f in self.watching.folders(kb)], kb)
+
+    def _on_watched_change(self, kb: str, paths: list[str]) -> None:
+        if paths and not self._shut_down:
+            self.ingest_paths(paths, kb)
 
     def refresh_documents(self) -> TaskHandle | None:
         kb = self.kb_panel.current_kb()
@@ -545,6 +564,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         self.save_state()
         self.chat.stop()
+        self.watching.stop()
         self._ingest_queue.clear()
         self.runner.shutdown(10_000)  # the core stops at its next cancel check
         if self.owns_library:

@@ -36,8 +36,10 @@ def _english_ui() -> Iterator[None]:
 @pytest.fixture
 def gui_settings(tmp_path: Path) -> Settings:
     s = Settings(data_dir=tmp_path / "data")
-    # the hash embedder's cosines are meaningless: never refuse on a weak dense score
-    return s.replace(query=dataclasses.replace(s.query, dense_threshold=0.0))
+    # the hash embedder's cosines are meaningless: never refuse on a weak dense score; folder watch
+    # only where a test turns it on (tests edit their folders)
+    return s.replace(query=dataclasses.replace(s.query, dense_threshold=0.0),
+                     ingest=dataclasses.replace(s.ingest, watch=False))
 
 
 @pytest.fixture

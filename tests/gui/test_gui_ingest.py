@@ -134,3 +134,29 @@ def test_create_rename_delete_and_multi_select(qtbot, make_window, monkeypatch):
         qtbot.mouseClick(win.kb_panel.delete_btn, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: win.kb_panel.kb_names() == ["gamma"], timeout=5000)
     assert win.lib.list_kbs() == ["gamma"]
+
+
+def test_watched_folder_change_is_reindexed_in_the_background(qtbot, make_window, make_lib, gui_settings, docs):
+    import dataclasses
+
+    settings = gui_settings.replace(ingest=dataclasses.replace(gui_settings.ingest, watch=True))
+    lib = make_lib(settings=settings)
+    win = make_window(lib)
+    win.watching.debounce = 0.3
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)], kb="default")
+    qtbot.waitUntil(lambda: win.watching.folders("default") == (docs.resolve(),), timeout=5000)
+    new = docs / "watched-note.md"
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+        new.write_text("# Watched\n\nThe watcher saw this note.\n", encoding="utf-8")
+    report = done.args[0]
+    assert [Path(p).name for p in report.added] == ["watched-note.md"] and not report.updated
+    assert any(Path(r.path).name == "watched-note.md" for r in win.lib.documents("default"))
+    win.shutdown()
+    assert win.watching.folders("default") == ()
+    win.close()
+    lib.close()
+    (docs / "while-closed.md").write_text("# Closed\n\nWritten while the app was closed.\n", encoding="utf-8")
+    with qtbot.waitSignal(make_window(make_lib(settings=settings)).ingest_finished, timeout=30000) as scan:
+        pass  # the start-up scan of the watched folders
+    assert [Path(p).name for p in scan.args[0].added] == ["while-closed.md"]
