@@ -154,6 +154,14 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
             lib.create_kb(args.name, require_owner=args.require_owner)
             _print_json({"created": args.name, "require_owner": args.require_owner}) if args.json else print(
                 f"Knowledge base {args.name!r} is ready" + (" (searches need an owner)." if args.require_owner else "."))
+        elif args.kb_command == "export":
+            header = lib.export_kb(args.name, args.file)
+            _print_json({"exported": args.name, "file": str(args.file), "points": header["points"]}) if args.json \
+                else print(f"Exported {args.name!r} ({header['points']} passages) to {args.file}.")
+        elif args.kb_command == "import":
+            name = lib.import_kb(args.file, as_name=args.as_name, replace=args.replace)
+            _print_json({"imported": name, "file": str(args.file)}) if args.json else print(
+                f"Imported {args.file} as {name!r}.")
         elif args.kb_command in ("tag", "set-owner"):
             edits = ({"owner": args.owner} if args.kb_command == "set-owner"
                      else {"add": args.add or [], "remove": args.remove or []})
@@ -307,6 +315,15 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("paths", nargs="+")
     so.add_argument("owner")
     so.add_argument("--json", action="store_true")
+    ex = kbs.add_parser("export", help="write a knowledge base to one archive file")
+    ex.add_argument("name")
+    ex.add_argument("file")
+    ex.add_argument("--json", action="store_true")
+    im = kbs.add_parser("import", help="import an archive written by kb export")
+    im.add_argument("file")
+    im.add_argument("--as", dest="as_name", help="the new knowledge base's name (default: the archive's)")
+    im.add_argument("--replace", action="store_true", help="replace a knowledge base of that name")
+    im.add_argument("--json", action="store_true")
     rm = kbs.add_parser("remove", help="remove files from a knowledge base")
     rm.add_argument("name")
     rm.add_argument("paths", nargs="+")

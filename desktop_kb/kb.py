@@ -275,6 +275,29 @@ class Library:
         markdown = self.document_markdown(name, doc_id)
         return load_pages(self._kb_dir(name) / "docs" / f"{doc_id}.ocr.json", markdown)
 
+    def export_kb(self, name: str, out: Path | str) -> dict[str, Any]:
+        """Write knowledge base ``name`` to one archive (see :mod:`desktop_kb.archive`)."""
+        from .archive import export_kb
+
+        name = validate_kb_name(name)
+        return export_kb(name, self._kb_dir(name), self.store, self.manifest(name), Path(out))
+
+    def import_kb(self, archive: Path | str, as_name: str | None = None, replace: bool = False) -> str:
+        """Import an archive (checksums verified, the embedder must match) as ``as_name`` or its
+        own name; an existing base is replaced only with ``replace``. Returns the name."""
+        from .archive import import_kb, read_header
+
+        header = read_header(Path(archive))
+        target = validate_kb_name(as_name or str(header.get("kb", "")))
+        if target in self.list_kbs():
+            if not replace:
+                raise ConfigError(f"A knowledge base named {target!r} already exists.",
+                                  "Import it --as another name, or --replace it.")
+            self.delete_kb(target)
+        import_kb(Path(archive), header, target, self._kb_dir(target), self.store, self.embedder,
+                  lambda: self.manifest(target))
+        return target
+
     def _check_embedder(self, name: str, m: Manifest) -> None:
         recorded = m.get_meta("embedder")
         emb = self.embedder

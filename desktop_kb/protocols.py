@@ -3,7 +3,7 @@ and are chosen in one place, :mod:`desktop_kb.factory`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -167,6 +167,10 @@ class VectorStore(Protocol):
     def count(self, name: str, flt: SearchFilter | None = None) -> int: ...
 
     def scroll(self, name: str, flt: SearchFilter | None = None, limit: int = 10_000) -> list[ScoredRecord]: ...
+
+    def points(self, name: str, batch: int = 256) -> Iterator[StoredPoint]:
+        """Every point with its vectors and payload (export, copying to another store)."""
+        ...
 
     def search_dense(self, name: str, vector: np.ndarray, flt: SearchFilter | None, limit: int) -> list[ScoredRecord]: ...
 

@@ -86,6 +86,15 @@ class Manifest:
             self._db.close()
             self._folder_lock.release()
 
+    def backup_to(self, path: Path) -> None:
+        """A consistent copy of the manifest in ``path`` (SQLite's online backup)."""
+        with self._lock:
+            dst = sqlite3.connect(str(path))
+            try:
+                self._db.backup(dst)
+            finally:
+                dst.close()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:

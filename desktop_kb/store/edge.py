@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,20 @@ class EdgeStore(SingleLegSearch):
                 if offset is None or not records:
                     break
         return out
+
+    def points(self, name: str, batch: int = 256) -> Iterator[StoredPoint]:
+        q = _q()
+        offset = None
+        while True:
+            req = q.ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=True)
+            with self._lock:
+                records, offset = self._call(name, lambda s, r=req: s.scroll(r))
+            for r in records:
+                sv = r.vector[SPARSE]
+                yield StoredPoint(str(r.id), np.asarray(r.vector[DENSE], dtype=np.float32),
+                                  SparseVec(tuple(sv.indices), tuple(sv.values)), dict(r.payload or {}))
+            if offset is None or not records:
+                return
 
     def _params(self, shard: Any) -> Any:
         q = _q()

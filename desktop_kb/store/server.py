@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,20 @@ class ServerStore(SingleLegSearch):
             if offset is None or not records:
                 break
         return out
+
+    def points(self, name: str, batch: int = 256) -> Iterator[StoredPoint]:
+        offset = None
+        while True:
+            records, offset = self._call(lambda o=offset: self._client.scroll(
+                self._name(name), limit=batch, offset=o, with_payload=True, with_vectors=True), name)
+            for r in records:
+                vec = r.vector if isinstance(r.vector, dict) else {}
+                sv = vec.get(SPARSE)
+                yield StoredPoint(str(r.id), np.asarray(vec.get(DENSE, []), dtype=np.float32),
+                                  SparseVec(tuple(sv.indices) if sv else (), tuple(sv.values) if sv else ()),
+                                  dict(r.payload or {}))
+            if offset is None or not records:
+                return
 
     def search_both(
         self, name: str, dense: np.ndarray | None, sparse: SparseVec | None, flt: SearchFilter | None, limit: int

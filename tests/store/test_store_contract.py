@@ -120,3 +120,10 @@ def test_set_payload_changes_only_matching_points_and_refuses_an_empty_filter(st
     assert {r.payload["doc_id"] for r in dense} == {"a"}
     with pytest.raises(StoreError, match="empty filter"):
         store.set_payload("kb1", SearchFilter(), {"tags": []})
+
+
+def test_points_come_back_with_their_vectors(store):
+    pts = {p.payload["text"]: p for p in store.points("kb1", batch=3)}
+    assert sorted(pts) == ["a-0", "a-1", "b-0", "c-0"]
+    assert np.allclose(pts["b-0"].dense, _vec(0, 1, 0)) and pts["a-0"].sparse.indices == (1, 2)
+    assert pts["a-0"].sparse.values == pytest.approx((1.0, 0.5)) and pts["a-0"].payload["owner"] == "alice"
