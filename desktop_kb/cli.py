@@ -122,11 +122,11 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
         if args.kb_command == "list":
             names = lib.list_kbs()
             if args.json:
-                _print_json([lib.stats(n).to_json() for n in names])
+                _print_json([lib.stats(n).to_json() | {"location": lib.location(n)} for n in names])
             else:
                 for n in names:
                     s = lib.stats(n)
-                    print(f"{n}\t{s.documents} files\t{s.chunks} chunks\t{s.embedder}")
+                    print(f"{n}\t{s.documents} files\t{s.chunks} chunks\t{s.embedder}\t{lib.location(n)}")
         elif args.kb_command == "stats":
             s = lib.stats(args.name)
             if args.json:
@@ -162,6 +162,11 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
             name = lib.import_kb(args.file, as_name=args.as_name, replace=args.replace)
             _print_json({"imported": name, "file": str(args.file)}) if args.json else print(
                 f"Imported {args.file} as {name!r}.")
+        elif args.kb_command == "push":
+            n = lib.push_kb(args.name, args.url, args.api_key or "")
+            _print_json({"pushed": args.name, "url": args.url, "points": n}) if args.json else print(
+                f"Copied {n} passages of {args.name!r} to {args.url}. Use it there with the setting "
+                f"store.url = {args.url}.")
         elif args.kb_command in ("tag", "set-owner"):
             edits = ({"owner": args.owner} if args.kb_command == "set-owner"
                      else {"add": args.add or [], "remove": args.remove or []})
@@ -324,6 +329,11 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--as", dest="as_name", help="the new knowledge base's name (default: the archive's)")
     im.add_argument("--replace", action="store_true", help="replace a knowledge base of that name")
     im.add_argument("--json", action="store_true")
+    pu = kbs.add_parser("push", help="copy a knowledge base into a Qdrant server")
+    pu.add_argument("name")
+    pu.add_argument("--url", required=True)
+    pu.add_argument("--api-key")
+    pu.add_argument("--json", action="store_true")
     rm = kbs.add_parser("remove", help="remove files from a knowledge base")
     rm.add_argument("name")
     rm.add_argument("paths", nargs="+")

@@ -11,11 +11,9 @@ once, lazily); ``close()`` (or the context manager) releases the store's locks.
 from __future__ import annotations
 
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from .errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNo
 from .ingest.manifest import DocumentRow, Manifest
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
+from .kb_admin import AdminMixin, KBInfo, validate_kb_name
 from .progress import CancelToken, ProgressCallback, null_progress
 from .protocols import Embedder, Generator, OcrEngine, Reranker, SearchFilter, SparseEncoder, VectorStore
 from .settings import Settings
@@ -30,37 +29,8 @@ from .types import Answer, Hit, IngestReport, OcrPage
 
 __all__ = ["KBInfo", "Library", "validate_kb_name"]
 
-_NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]{1,64}$")
 
-
-def validate_kb_name(name: str) -> str:
-    name = name.strip() if isinstance(name, str) else ""
-    if not _NAME.match(name) or name.startswith(".") or name in (".", ".."):
-        raise ConfigError(
-            f"{name[:70]!r} is not a valid knowledge base name.",
-            "Use 1–64 characters without / \\ : * ? \" < > | and not starting with a dot.",
-        )
-    return name
-
-
-@dataclass(frozen=True)
-class KBInfo:
-    name: str
-    documents: int
-    chunks: int
-    failed: int
-    embedder: str
-    dim: int
-    sparse: str
-    chunker: dict[str, int]
-    updated_at: int  # last ingest time (Unix seconds), 0 if never
-    cjk_share: float
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-class Library:
+class Library(AdminMixin):
     def __init__(
         self,
         settings: Settings,
@@ -205,48 +175,6 @@ class Library:
                        created_at=int(time.time()), require_owner=require_owner)
         self.store.create_collection(name, int(m.get_meta("dim")))
 
-    def delete_kb(self, name: str) -> None:
-        name = validate_kb_name(name)
-        if name not in self.list_kbs():
-            raise KnowledgeBaseNotFound(f"There is no knowledge base named {name!r}.")
-        with self._lock:
-            if self.store.has_collection(name):
-                self.store.drop_collection(name)
-            m = self._manifests.pop(name, None)
-            if m is not None:
-                m.close()
-            shutil.rmtree(self._kb_dir(name), ignore_errors=True)
-
-    def rename_kb(self, old: str, new: str) -> None:
-        old, new = validate_kb_name(old), validate_kb_name(new)
-        if old not in self.list_kbs():
-            raise KnowledgeBaseNotFound(f"There is no knowledge base named {old!r}.")
-        if new in self.list_kbs():
-            raise ConfigError(f"A knowledge base named {new!r} already exists.", "Pick another name.")
-        if self.settings.store.url:
-            raise ConfigError("Renaming is not supported with a Qdrant server.",
-                              "Create a new knowledge base and ingest the folders again.")
-        with self._lock:
-            store = self.store
-            store.close()  # release the shard's lock before moving its folder
-            m = self._manifests.pop(old, None)
-            if m is not None:
-                m.close()
-            self._kb_dir(old).rename(self._kb_dir(new))
-            self._store = None  # the other bases' manifests stay open (and their locks held)
-
-    def stats(self, name: str) -> KBInfo:
-        m = self.manifest(name)
-        docs, chunks, cjk, letters = m.corpus_stats()
-        rows = m.documents()
-        return KBInfo(
-            name=validate_kb_name(name), documents=docs, chunks=chunks, failed=len(m.failures()),
-            embedder=str(m.get_meta("embedder", "")), dim=int(m.get_meta("dim", 0)),
-            sparse=str(m.get_meta("sparse", "")), chunker=dict(m.get_meta("chunker", {})),
-            updated_at=max((r.ingested_at for r in rows.values()), default=0),
-            cjk_share=round(cjk / letters, 3) if letters else 0.0,
-        )
-
     def documents(self, name: str) -> list[DocumentRow]:
         return sorted(self.manifest(name).documents().values(), key=lambda r: r.path)
 
@@ -274,29 +202,6 @@ class Library:
         """The pages of a document that were read by OCR, with their line boxes (none for text)."""
         markdown = self.document_markdown(name, doc_id)
         return load_pages(self._kb_dir(name) / "docs" / f"{doc_id}.ocr.json", markdown)
-
-    def export_kb(self, name: str, out: Path | str) -> dict[str, Any]:
-        """Write knowledge base ``name`` to one archive (see :mod:`desktop_kb.archive`)."""
-        from .archive import export_kb
-
-        name = validate_kb_name(name)
-        return export_kb(name, self._kb_dir(name), self.store, self.manifest(name), Path(out))
-
-    def import_kb(self, archive: Path | str, as_name: str | None = None, replace: bool = False) -> str:
-        """Import an archive (checksums verified, the embedder must match) as ``as_name`` or its
-        own name; an existing base is replaced only with ``replace``. Returns the name."""
-        from .archive import import_kb, read_header
-
-        header = read_header(Path(archive))
-        target = validate_kb_name(as_name or str(header.get("kb", "")))
-        if target in self.list_kbs():
-            if not replace:
-                raise ConfigError(f"A knowledge base named {target!r} already exists.",
-                                  "Import it --as another name, or --replace it.")
-            self.delete_kb(target)
-        import_kb(Path(archive), header, target, self._kb_dir(target), self.store, self.embedder,
-                  lambda: self.manifest(target))
-        return target
 
     def _check_embedder(self, name: str, m: Manifest) -> None:
         recorded = m.get_meta("embedder")
@@ -370,14 +275,6 @@ class Library:
                                 self.sparse_encoder(avg))
 
     # -- query -------------------------------------------------------------------------------------
-    def set_metadata(self, name: str, paths: Sequence[Path | str], **edits: Any) -> list[str]:
-        """Edit tags (``tags=``, ``add=``, ``remove=``) or ``owner=`` of files or folders in ``name``
-        without re-embedding; returns the paths that changed."""
-        from .ingest.metadata import select_documents, set_metadata
-
-        m = self.manifest(name)
-        return set_metadata(name, self.store, m, select_documents(m.documents(), paths), **edits)
-
     def views(self, kbs: Sequence[str] | None, flt: SearchFilter | None = None) -> list[Any]:
         """Retrieval views of the named knowledge bases (all when None), embedder checked; a base
         that requires an owner refuses a search without one, and a base whose index is gone says so."""

@@ -100,3 +100,23 @@ def test_cli_export_and_import(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == {"imported": "moved", "file": str(tmp_path / "k.dkb")}
     assert main(["--data-dir", str(tmp_path / "b"), "search", "invoices", "--kb", "moved", "--json"]) == 0
     assert "invoices.md" in capsys.readouterr().out
+
+
+def test_push_into_a_server_store_keeps_vectors_and_answers(tmp_path, scripted):
+    from desktop_kb.store.server import ServerStore
+
+    d = _folder(tmp_path)
+    server = ServerStore(":memory:")  # qdrant-client's in-process server API
+    with Library.open(Settings(data_dir=tmp_path / "one"), embedder=HashEmbedder(), reranker=None,
+                      generator=scripted(answers=[ANSWER])) as lib:
+        lib.ingest("finance", [d])
+        original = _ask(lib, "finance")
+        vectors = {p.id: p.dense.tobytes() for p in lib.store.points("finance")}
+        assert lib.push_kb("finance", "http://qdrant.example:6333", target=server) == len(vectors)
+        assert lib.push_kb("finance", "http://qdrant.example:6333", target=server) == len(vectors)  # repeatable
+        assert lib.location("finance") == "embedded (pushed to http://qdrant.example:6333)"
+    assert {p.id: p.dense.tobytes() for p in server.points("finance")} == vectors
+    # the same manifest with the server as the store answers the same
+    with Library.open(Settings(data_dir=tmp_path / "one"), store=server, embedder=HashEmbedder(), reranker=None,
+                      generator=scripted(answers=[ANSWER])) as lib:
+        assert _ask(lib, "finance") == original

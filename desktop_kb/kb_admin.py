@@ -1,0 +1,165 @@
+"""Managing knowledge bases as wholes: delete, rename, stats, metadata edits, export/import and
+push to a Qdrant server. A mixin of :class:`desktop_kb.kb.Library` (kept apart so each file stays
+small); the work itself is done by :mod:`desktop_kb.archive`, :mod:`desktop_kb.ingest.metadata`
+and :mod:`desktop_kb.store.copy`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, KnowledgeBaseNotFound
+from .ingest.manifest import Manifest
+from .protocols import Embedder, VectorStore
+from .settings import Settings
+
+__all__ = ["AdminMixin", "KBInfo", "validate_kb_name"]
+
+_NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]{1,64}$")
+
+
+def validate_kb_name(name: str) -> str:
+    name = name.strip() if isinstance(name, str) else ""
+    if not _NAME.match(name) or name.startswith(".") or name in (".", ".."):
+        raise ConfigError(
+            f"{name[:70]!r} is not a valid knowledge base name.",
+            "Use 1–64 characters without / \\ : * ? \" < > | and not starting with a dot.",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class KBInfo:
+    name: str
+    documents: int
+    chunks: int
+    failed: int
+    embedder: str
+    dim: int
+    sparse: str
+    chunker: dict[str, int]
+    updated_at: int  # last ingest time (Unix seconds), 0 if never
+    cjk_share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class AdminMixin:
+    settings: Settings
+    _lock: threading.RLock
+    _manifests: dict[str, Manifest]
+    _store: VectorStore | None
+
+    # provided by Library
+    store: VectorStore
+    embedder: Embedder
+
+    def _kb_dir(self, name: str) -> Path: ...  # pragma: no cover
+
+    def manifest(self, name: str, create: bool = False) -> Manifest: ...  # pragma: no cover
+
+    def list_kbs(self) -> list[str]: ...  # pragma: no cover
+
+    def delete_kb(self, name: str) -> None:
+        name = validate_kb_name(name)
+        if name not in self.list_kbs():
+            raise KnowledgeBaseNotFound(f"There is no knowledge base named {name!r}.")
+        with self._lock:
+            if self.store.has_collection(name):
+                self.store.drop_collection(name)
+            m = self._manifests.pop(name, None)
+            if m is not None:
+                m.close()
+            shutil.rmtree(self._kb_dir(name), ignore_errors=True)
+
+    def rename_kb(self, old: str, new: str) -> None:
+        old, new = validate_kb_name(old), validate_kb_name(new)
+        if old not in self.list_kbs():
+            raise KnowledgeBaseNotFound(f"There is no knowledge base named {old!r}.")
+        if new in self.list_kbs():
+            raise ConfigError(f"A knowledge base named {new!r} already exists.", "Pick another name.")
+        if self.settings.store.url:
+            raise ConfigError("Renaming is not supported with a Qdrant server.",
+                              "Create a new knowledge base and ingest the folders again.")
+        with self._lock:
+            store = self.store
+            store.close()  # release the shard's lock before moving its folder
+            m = self._manifests.pop(old, None)
+            if m is not None:
+                m.close()
+            self._kb_dir(old).rename(self._kb_dir(new))
+            self._store = None  # the other bases' manifests stay open (and their locks held)
+
+    def stats(self, name: str) -> KBInfo:
+        m = self.manifest(name)
+        docs, chunks, cjk, letters = m.corpus_stats()
+        rows = m.documents()
+        return KBInfo(
+            name=validate_kb_name(name), documents=docs, chunks=chunks, failed=len(m.failures()),
+            embedder=str(m.get_meta("embedder", "")), dim=int(m.get_meta("dim", 0)),
+            sparse=str(m.get_meta("sparse", "")), chunker=dict(m.get_meta("chunker", {})),
+            updated_at=max((r.ingested_at for r in rows.values()), default=0),
+            cjk_share=round(cjk / letters, 3) if letters else 0.0,
+        )
+
+    def export_kb(self, name: str, out: Path | str) -> dict[str, Any]:
+        """Write knowledge base ``name`` to one archive (see :mod:`desktop_kb.archive`)."""
+        from .archive import export_kb
+
+        name = validate_kb_name(name)
+        return export_kb(name, self._kb_dir(name), self.store, self.manifest(name), Path(out))
+
+    def import_kb(self, archive: Path | str, as_name: str | None = None, replace: bool = False) -> str:
+        """Import an archive (checksums verified, the embedder must match) as ``as_name`` or its
+        own name; an existing base is replaced only with ``replace``. Returns the name."""
+        from .archive import import_kb, read_header
+
+        header = read_header(Path(archive))
+        target = validate_kb_name(as_name or str(header.get("kb", "")))
+        if target in self.list_kbs():
+            if not replace:
+                raise ConfigError(f"A knowledge base named {target!r} already exists.",
+                                  "Import it --as another name, or --replace it.")
+            self.delete_kb(target)
+        import_kb(Path(archive), header, target, self._kb_dir(target), self.store, self.embedder,
+                  lambda: self.manifest(target))
+        return target
+
+    def set_metadata(self, name: str, paths: Sequence[Path | str], **edits: Any) -> list[str]:
+        """Edit tags (``tags=``, ``add=``, ``remove=``) or ``owner=`` of files or folders in ``name``
+        without re-embedding; returns the paths that changed."""
+        from .ingest.metadata import select_documents, set_metadata
+
+        m = self.manifest(name)
+        return set_metadata(name, self.store, m, select_documents(m.documents(), paths), **edits)
+
+    def push_kb(self, name: str, url: str, api_key: str = "", *, target: VectorStore | None = None) -> int:
+        """Copy ``name`` into the Qdrant server at ``url`` (vectors and payloads as they are);
+        recorded in the manifest, so ``kb list`` shows where the base lives. Returns the passages."""
+        from .store.copy import copy_points
+        from .store.server import ServerStore
+
+        name = validate_kb_name(name)
+        m = self.manifest(name)
+        dst = target or ServerStore(url, api_key, self.settings.store.hnsw_threshold)
+        try:
+            n = copy_points(self.store, dst, name, int(m.get_meta("dim")))
+        finally:
+            if target is None:
+                dst.close()
+        pushed = [u for u in m.get_meta("pushed_to", []) if u != url] + [url]
+        m.set_meta(pushed_to=pushed)
+        return n
+
+    def location(self, name: str) -> str:
+        """Where a base's passages live: "embedded" or the server URL (plus where it was pushed)."""
+        here = self.settings.store.url or "embedded"
+        pushed = [u for u in self.manifest(name).get_meta("pushed_to", []) if u != here]
+        return here + (f" (pushed to {', '.join(pushed)})" if pushed else "")
+
