@@ -123,6 +123,7 @@ class ChatWidget(QWidget):
         self._render_timer.setInterval(40)
         self._render_timer.timeout.connect(self.render)
         self.models_dir: Path | None = None
+        self.filter_label: Callable[[], str] | None = None  # what the next answer is filtered by
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -253,7 +254,7 @@ class ChatWidget(QWidget):
             return False
         history = self.conversation.history(self.history_turns)
         kbs = list(self.kbs)
-        turn = Turn(question=question)
+        turn = Turn(question=question, filter=self.filter_label() if self.filter_label else "")
         self.conversation.turns.append(turn)
         self._turn = turn
         ask_fn = self.ask_fn
@@ -360,7 +361,7 @@ class ChatWidget(QWidget):
 
     # -- rendering ---------------------------------------------------------------------------------
     def _notes(self, turn: Turn) -> list[str]:
-        notes = []
+        notes = [tr("Searched only: {filter}", filter=turn.filter)] if turn.filter else []
         if turn.status == "refused":
             notes.append(tr("No answer: your documents do not seem to cover this question."))
         elif turn.status == "clarify":

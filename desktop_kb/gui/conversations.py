@@ -39,6 +39,7 @@ class Turn:
     rerank_degraded: bool = False
     uncited: list[str] = field(default_factory=list)  # answer sentences no passage backs
     removed: list[str] = field(default_factory=list)  # sentences taken out: no cited passage supports them
+    filter: str = ""  # the filter bar's choice this answer was searched with ("" = everything)
     asked_at: int = field(default_factory=lambda: int(time.time()))
 
     @property
@@ -89,7 +90,7 @@ class Turn:
             status="stopped" if status == "pending" else status, citations=cites,
             notes=[str(n) for n in d.get("notes", [])], passages=passages, rerank_degraded=bool(d.get("rerank_degraded", False)),
             uncited=[str(u) for u in d.get("uncited", [])], removed=[str(r) for r in d.get("removed", [])],
-            asked_at=int(d.get("asked_at", 0)),
+            filter=str(d.get("filter", "")), asked_at=int(d.get("asked_at", 0)),
         )
 
 

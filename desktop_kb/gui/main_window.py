@@ -30,6 +30,7 @@ from ..types import Citation, IngestReport
 from . import errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
+from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
 from .kb_panel import KBPanel
@@ -103,12 +104,21 @@ class MainWindow(QMainWindow):
         self.chat = ChatWidget(self.runner, ask_fn or self._library_ask, self.conversations,
                                history_turns=self.settings.query.history_turns)
         self.chat.models_dir = self.settings.models_dir
+        self.filter_bar = FilterBar()
+        self._filter_spec = FilterSpec()
+        self.filter_bar.changed.connect(self._on_filter_changed)
+        self.chat.filter_label = lambda: self._filter_spec.describe()
+        middle = QWidget()
+        middle_layout = QVBoxLayout(middle)
+        middle_layout.setContentsMargins(0, 0, 0, 0)
+        middle_layout.addWidget(self.filter_bar)
+        middle_layout.addWidget(self.chat, 1)
         self.viewer = ViewerPane()
         self.viewer.hide()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(left)
-        self.splitter.addWidget(self.chat)
+        self.splitter.addWidget(middle)
         self.splitter.addWidget(self.viewer)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
@@ -214,10 +224,15 @@ class MainWindow(QMainWindow):
     def show_error(self, exc: BaseException) -> None:
         errors.show_error(self, exc, models_dir=self.settings.models_dir)
 
+    def _on_filter_changed(self) -> None:
+        self._filter_spec = self.filter_bar.spec()  # immutable: the answer worker reads it
+
     def _library_ask(self, question: str, kbs: list[str], history: list[tuple[str, str]],
                      on_token: Callable[[str], None], cancel: Any, on_restart: Callable[[], None]) -> Any:
-        return self.lib.ask(question, kbs=kbs, history=history, on_token=on_token, on_restart=on_restart,
-                            cancel=cancel)
+        spec = self._filter_spec
+        rows = [r for kb in kbs for r in self.lib.documents(kb)] if spec.ext else []
+        return self.lib.ask(question, kbs=kbs, flt=spec.to_filter(rows), history=history, on_token=on_token,
+                            on_restart=on_restart, cancel=cancel)
 
     def preload_models(self) -> TaskHandle:
         """Load the embedder and the answer model in the background, so the first question is
@@ -293,6 +308,7 @@ class MainWindow(QMainWindow):
             info, rows, failures = result
             self.kb_panel.set_stats(info, self.settings.models.llm.id)
             self.kb_panel.set_documents(rows, failures)
+            self.filter_bar.set_documents(rows)
             self.documents_refreshed.emit(kb)
 
         def failed(exc: BaseException) -> None:

@@ -327,3 +327,36 @@ def test_scanned_image_page_view_marks_the_cited_lines(qtbot, make_window, tmp_p
     x, y = int((line.x + 0.002) * image.width()), int((line.y + line.h / 2) * image.height())
     assert QColor(image.pixel(x, y)) != QColor("white")
     assert QColor(image.pixel(image.width() // 2, 10)) == QColor("white")
+
+
+def test_filter_bar_reaches_every_search_of_the_answer_and_is_shown(qtbot, make_window, make_lib, docs,
+                                                                    monkeypatch):
+    gen = FakeGenerator(ANSWER, delay_s=0.0)
+    lib = make_lib(generator=gen)
+    win = make_window(lib, ask_fn=None)
+    ingest(qtbot, win, docs)
+    win.lib.set_metadata("default", [docs / "invoice.md"], add=["finance"])
+    win.refresh_documents()
+    qtbot.waitUntil(lambda: win.filter_bar.tag.findData("finance") > 0, timeout=5000)
+    seen = []  # the filter of every store search (each query, each knowledge base)
+    store_search = win.lib.store.search_both
+
+    def spy(name, dense, sparse, flt, limit):
+        seen.append(flt)
+        return store_search(name, dense, sparse, flt, limit)
+
+    monkeypatch.setattr(win.lib.store, "search_both", spy)
+    win.filter_bar.tag.setCurrentIndex(win.filter_bar.tag.findData("finance"))
+    win.filter_bar.ext.setCurrentIndex(win.filter_bar.ext.findData(".md"))
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=30000) as done:
+        ask(qtbot, win, "When is the invoice due?")
+    turn = done.args[0]
+    invoice = next(r for r in win.lib.documents("default") if r.path.endswith("invoice.md"))
+    assert seen and all(f is not None and f.tags == ("finance",) and f.doc_ids == (invoice.doc_id,) for f in seen)
+    assert turn.filter == "tag finance · .md"
+    assert "Searched only: tag finance · .md" in win.chat.transcript.toPlainText()
+    win.filter_bar.clear()
+    seen.clear()
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=30000):
+        ask(qtbot, win, "When is the invoice due?")
+    assert seen and all(f is None for f in seen)
