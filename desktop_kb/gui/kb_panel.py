@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QAction, QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -68,6 +68,7 @@ class KBPanel(QWidget):
     add_folder_requested = Signal()
     add_files_requested = Signal()
     remove_files_requested = Signal(str, list)  # kb, paths
+    metadata_requested = Signal(str, list, str)  # kb, paths, "tags" | "owner"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -118,6 +119,11 @@ class KBPanel(QWidget):
         self.docs.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.docs.header().setStretchLastSection(False)
         self.docs.itemSelectionChanged.connect(self._update_buttons)
+        self.docs.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for label, field in ((tr("Edit tags…"), "tags"), (tr("Set owner…"), "owner")):
+            act = QAction(label, self.docs)
+            act.triggered.connect(lambda _c=False, f=field: self._edit_metadata(f))
+            self.docs.addAction(act)
         layout.addWidget(self.docs, 1)
 
         row2 = QHBoxLayout()
@@ -253,6 +259,9 @@ class KBPanel(QWidget):
             item.setData(0, PATH_ROLE, row.path)
             item.setData(0, STATE_ROLE, "indexed")
             tip = row.path + (f"\n{row.title}" if row.title else "")
+            if row.tags or row.owner:
+                tip += "\n" + " · ".join(([tr("tags: {tags}", tags=", ".join(row.tags))] if row.tags else [])
+                                         + ([tr("owner: {owner}", owner=row.owner)] if row.owner else []))
             if row.warnings:
                 tip += "\n" + "\n".join(row.warnings)
             item.setToolTip(0, tip)
@@ -285,6 +294,11 @@ class KBPanel(QWidget):
         for i in range(self.docs.topLevelItemCount()):
             item = self.docs.topLevelItem(i)
             item.setSelected(str(item.data(0, PATH_ROLE)) in wanted)
+
+    def _edit_metadata(self, field: str) -> None:
+        kb, paths = self.current_kb(), self.selected_paths()
+        if kb and paths:
+            self.metadata_requested.emit(kb, paths, field)
 
     def _remove(self) -> None:
         kb, paths = self.current_kb(), self.selected_paths()

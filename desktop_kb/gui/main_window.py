@@ -30,6 +30,7 @@ from ..types import Citation, IngestReport
 from . import errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
+from .doc_metadata import ask_metadata
 from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
@@ -106,6 +107,7 @@ class MainWindow(QMainWindow):
         self.chat.models_dir = self.settings.models_dir
         self.filter_bar = FilterBar()
         self._filter_spec = FilterSpec()
+        self.ask_text: Any = None  # tests replace the text prompt of the metadata edit
         self.filter_bar.changed.connect(self._on_filter_changed)
         self.chat.filter_label = lambda: self._filter_spec.describe()
         middle = QWidget()
@@ -184,6 +186,7 @@ class MainWindow(QMainWindow):
         p.add_folder_requested.connect(self.add_folder_dialog)
         p.add_files_requested.connect(self.add_files_dialog)
         p.remove_files_requested.connect(self.remove_files)
+        p.metadata_requested.connect(self.edit_metadata)
         self.ingest_panel.cancel_requested.connect(self.cancel_ingest)
         self.chat.citation_clicked.connect(self.open_citation)
         self.chat.busy_changed.connect(lambda _b: self._update_busy())
@@ -223,6 +226,16 @@ class MainWindow(QMainWindow):
 
     def show_error(self, exc: BaseException) -> None:
         errors.show_error(self, exc, models_dir=self.settings.models_dir)
+
+    def edit_metadata(self, kb: str, paths: list[str], field: str) -> TaskHandle | None:
+        """Ask for new tags or an owner of ``paths`` and apply them (payloads only, in the background)."""
+        rows = [r for r in self.lib.documents(kb) if r.path in set(paths)]
+        edits = (ask_metadata(self, field, rows, self.ask_text) if self.ask_text else ask_metadata(self, field, rows)) if rows else None
+        if edits is None:
+            return None
+        lib = self.lib
+        return self._run(lambda _ctx: lib.set_metadata(kb, paths, **edits), "metadata",
+                         lambda _changed: self.refresh_documents())
 
     def _on_filter_changed(self) -> None:
         self._filter_spec = self.filter_bar.spec()  # immutable: the answer worker reads it

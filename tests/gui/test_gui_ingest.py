@@ -160,3 +160,34 @@ def test_watched_folder_change_is_reindexed_in_the_background(qtbot, make_window
     with qtbot.waitSignal(make_window(make_lib(settings=settings)).ingest_finished, timeout=30000) as scan:
         pass  # the start-up scan of the watched folders
     assert [Path(p).name for p in scan.args[0].added] == ["while-closed.md"]
+
+
+def test_tags_and_owner_are_edited_from_the_document_list(qtbot, make_window, docs):
+    win = make_window()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)], kb="default")
+    qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) >= 2, timeout=5000)
+    invoice = next(p for p in win.kb_panel.document_states() if p.endswith("invoice.md"))
+    answers = iter([("finance, 2024", True), ("finance", True), ("ana", True), ("ignored", False)])
+    win.ask_text = lambda *_a: next(answers)
+
+    def edit(field: str) -> None:
+        win.kb_panel.select_paths([invoice])
+        before = win.runner.running("metadata")
+        win.kb_panel._edit_metadata(field)
+        assert not before
+        qtbot.waitUntil(lambda: not win.runner.running("metadata") and not win.runner.running("documents"),
+                        timeout=5000)
+
+    row = lambda: next(r for r in win.lib.documents("default") if r.path == invoice)  # noqa: E731
+    edit("tags")
+    assert row().tags == ("finance", "2024")
+    edit("tags")
+    assert row().tags == ("finance",)
+    edit("owner")
+    assert row().owner == "ana"
+    edit("owner")  # cancelled: nothing changes
+    assert row().owner == "ana" and row().tags == ("finance",)
+    item = next(win.kb_panel.docs.topLevelItem(i) for i in range(win.kb_panel.docs.topLevelItemCount())
+                if win.kb_panel.docs.topLevelItem(i).text(0) == "invoice.md")
+    assert "tags: finance" in item.toolTip(0) and "owner: ana" in item.toolTip(0)

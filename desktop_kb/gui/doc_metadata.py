@@ -1,0 +1,37 @@
+"""Editing the tags or owner of selected documents from the document list (no re-embedding: the
+core changes payloads only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtWidgets import QInputDialog, QWidget
+
+from ..ingest.manifest import DocumentRow
+from .i18n import tr
+
+__all__ = ["ask_metadata"]
+
+# (parent, title, label, text) -> (text, ok); replaced in tests
+AskText = Callable[[QWidget, str, str, str], tuple[str, bool]]
+
+
+def _ask(parent: QWidget, title: str, label: str, text: str) -> tuple[str, bool]:
+    return QInputDialog.getText(parent, title, label, text=text)
+
+
+def ask_metadata(parent: QWidget, field: str, rows: Sequence[DocumentRow], ask: AskText = _ask) -> dict[str, Any] | None:
+    """The edit for ``rows`` ("tags": comma-separated, replacing; "owner"), or None if cancelled."""
+    n = len(rows)
+    if field == "tags":
+        common = [t for t in (rows[0].tags if rows else ()) if all(t in r.tags for r in rows)]
+        text, ok = ask(parent, tr("Edit tags"), tr("Tags of {n} files, separated by commas:", n=n), ", ".join(common))
+        if not ok:
+            return None
+        wanted = [t.strip() for t in text.replace("，", ",").split(",") if t.strip()]
+        return {"add": wanted, "remove": [t for t in common if t not in wanted]}  # others' own tags stay
+    owners = {r.owner for r in rows}
+    text, ok = ask(parent, tr("Set owner"), tr("Owner of {n} files (empty: none):", n=n),
+                   owners.pop() if len(owners) == 1 else "")
+    return {"owner": text.strip()} if ok else None
