@@ -11,17 +11,18 @@ from PySide6.QtWidgets import QInputDialog, QWidget
 from ..ingest.manifest import DocumentRow
 from .i18n import tr
 
-__all__ = ["ask_metadata"]
+__all__ = ["ask_metadata", "ask_text"]
 
 # (parent, title, label, text) -> (text, ok); replaced in tests
 AskText = Callable[[QWidget, str, str, str], tuple[str, bool]]
 
 
-def _ask(parent: QWidget, title: str, label: str, text: str) -> tuple[str, bool]:
+def ask_text(parent: QWidget, title: str, label: str, text: str) -> tuple[str, bool]:
     return QInputDialog.getText(parent, title, label, text=text)
 
 
-def ask_metadata(parent: QWidget, field: str, rows: Sequence[DocumentRow], ask: AskText = _ask) -> dict[str, Any] | None:
+def ask_metadata(parent: QWidget, field: str, rows: Sequence[DocumentRow], ask: AskText = ask_text,
+                 ) -> dict[str, Any] | None:
     """The edit for ``rows`` ("tags": comma-separated, replacing; "owner"), or None if cancelled."""
     n = len(rows)
     if field == "tags":

@@ -1,4 +1,4 @@
-"""The filter bar above the chat: tag, folder, file type and a modified-date range. Every search of
+"""The filter bar above the chat: tag, folder, file type, owner and a modified-date range. Every search of
 an answer (each rewritten query, each knowledge base) gets the filter, and the answer says which
 filter it was made with."""
 
@@ -35,6 +35,7 @@ class FilterSpec:
     tag: str = ""
     folder: str = ""
     ext: str = ""
+    owner: str = ""
     date_from: dt.date | None = None
     date_to: dt.date | None = None
 
@@ -58,7 +59,7 @@ class FilterSpec:
             return int(moment.timestamp())
 
         return SearchFilter(tags=(self.tag,) if self.tag else (), folders=(self.folder,) if self.folder else (),
-                            doc_ids=doc_ids, mtime_from=stamp(self.date_from, False),
+                            owners=(self.owner,) if self.owner else (), doc_ids=doc_ids, mtime_from=stamp(self.date_from, False),
                             mtime_to=stamp(self.date_to, True))
 
     def describe(self) -> str:
@@ -67,6 +68,8 @@ class FilterSpec:
             parts.append(tr("folder {folder}", folder=Path(self.folder).name or self.folder))
         if self.ext:
             parts.append(self.ext)
+        if self.owner:
+            parts.append(tr("owner {owner}", owner=self.owner))
         if self.date_from or self.date_to:
             parts.append(tr("modified {start}–{end}", start=str(self.date_from or "…"), end=str(self.date_to or "…")))
         return " · ".join(parts)
@@ -86,7 +89,8 @@ class FilterBar(QWidget):
         self.tag = self._combo(tr("any tag"))
         self.folder = self._combo(tr("any folder"))
         self.ext = self._combo(tr("any type"))
-        for combo in (self.tag, self.folder, self.ext):
+        self.owner = self._combo(tr("any owner"))
+        for combo in (self.tag, self.folder, self.ext, self.owner):
             row.addWidget(combo)
         self.dated = QCheckBox(tr("modified"))
         self.date_from = QDateEdit(QDate.currentDate().addYears(-1))
@@ -124,6 +128,7 @@ class FilterBar(QWidget):
         self._fill(self.tag, sorted({t for r in rows for t in r.tags}), str)
         self._fill(self.folder, sorted({r.folder for r in rows}), lambda f: Path(f).name or f)
         self._fill(self.ext, sorted({Path(r.path).suffix.lower() for r in rows if Path(r.path).suffix}), str)
+        self._fill(self.owner, sorted({r.owner for r in rows if r.owner}), str)
 
     def _fill(self, combo: QComboBox, values: list[str], label: object) -> None:
         current = combo.currentData()
@@ -142,11 +147,11 @@ class FilterBar(QWidget):
     def spec(self) -> FilterSpec:
         on = self.dated.isChecked()
         return FilterSpec(tag=self.tag.currentData() or "", folder=self.folder.currentData() or "",
-                          ext=self.ext.currentData() or "",
+                          ext=self.ext.currentData() or "", owner=self.owner.currentData() or "",
                           date_from=self.date_from.date().toPython() if on else None,  # type: ignore[arg-type]
                           date_to=self.date_to.date().toPython() if on else None)  # type: ignore[arg-type]
 
     def clear(self) -> None:
-        for combo in (self.tag, self.folder, self.ext):
+        for combo in (self.tag, self.folder, self.ext, self.owner):
             combo.setCurrentIndex(0)
         self.dated.setChecked(False)

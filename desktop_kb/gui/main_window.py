@@ -27,10 +27,10 @@ from ..errors import DesktopKBError
 from ..kb import Library
 from ..settings import Settings
 from ..types import Citation, IngestReport
-from . import errors
+from . import archive_actions, errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
-from .doc_metadata import ask_metadata
+from .doc_metadata import ask_metadata, ask_text
 from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
@@ -154,6 +154,8 @@ class MainWindow(QMainWindow):
         self.add_folder_action = action(tr("Add folder…"), self.add_folder_dialog, QKeySequence.StandardKey.Open)
         self.add_files_action = action(tr("Add files…"), self.add_files_dialog)
         self.new_kb_action = action(tr("New knowledge base…"), self.kb_panel.new_kb_dialog)
+        self.export_action = action(tr("Export knowledge base…"), lambda: archive_actions.export_dialog(self))
+        self.import_action = action(tr("Import knowledge base…"), lambda: archive_actions.import_dialog(self))
         self.settings_action = action(tr("Settings…"), self.open_settings, QKeySequence.StandardKey.Preferences)
         self.quit_action = action(tr("Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.new_conv_action = action(tr("New conversation"), self.chat.new_conversation, QKeySequence.StandardKey.New)
@@ -161,7 +163,8 @@ class MainWindow(QMainWindow):
 
         menu = self.menuBar()
         file_menu = menu.addMenu(tr("&File"))
-        for a in (self.add_folder_action, self.add_files_action, self.new_kb_action):
+        for a in (self.add_folder_action, self.add_files_action, self.new_kb_action, self.export_action,
+                  self.import_action):
             file_menu.addAction(a)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
@@ -230,7 +233,8 @@ class MainWindow(QMainWindow):
     def edit_metadata(self, kb: str, paths: list[str], field: str) -> TaskHandle | None:
         """Ask for new tags or an owner of ``paths`` and apply them (payloads only, in the background)."""
         rows = [r for r in self.lib.documents(kb) if r.path in set(paths)]
-        edits = (ask_metadata(self, field, rows, self.ask_text) if self.ask_text else ask_metadata(self, field, rows)) if rows else None
+        ask = self.ask_text or ask_text
+        edits = ask_metadata(self, field, rows, ask) if rows else None
         if edits is None:
             return None
         lib = self.lib

@@ -191,3 +191,20 @@ def test_tags_and_owner_are_edited_from_the_document_list(qtbot, make_window, do
     item = next(win.kb_panel.docs.topLevelItem(i) for i in range(win.kb_panel.docs.topLevelItemCount())
                 if win.kb_panel.docs.topLevelItem(i).text(0) == "invoice.md")
     assert "tags: finance" in item.toolTip(0) and "owner: ana" in item.toolTip(0)
+
+
+def test_export_then_import_from_the_file_menu_actions(qtbot, make_window, docs, tmp_path):
+    from desktop_kb.gui import archive_actions
+
+    win = make_window()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)], kb="default")
+    assert win.export_action in win.menuBar().actions()[0].menu().actions()
+    out = tmp_path / "default.dkb"
+    with qtbot.waitSignal(archive_actions.run_export(win, "default", str(out)).signals.done, timeout=10000):
+        pass
+    assert out.is_file() and "Exported default" in win.statusBar().currentMessage()
+    win.lib.rename_kb("default", "old")
+    with qtbot.waitSignal(win.kbs_refreshed, timeout=10000, check_params_cb=lambda names: "default" in names):
+        archive_actions.run_import(win, str(out))
+    assert sorted(win.lib.list_kbs()) == ["default", "old"] and "Imported default.dkb" in win.statusBar().currentMessage()
