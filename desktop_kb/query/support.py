@@ -37,6 +37,7 @@ from pathlib import Path
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
+from .contrast import contrast
 
 __all__ = [
     "CROSS_LANGUAGE_MIN", "MIN_COVERAGE", "Claim", "PassageView", "TermStats", "check_claim",
@@ -325,6 +326,10 @@ def check_claim(
         missing_neg = [p for p in _negation_phrases(claim.text) if p not in said]
         if missing_neg:
             problems.append(f"passage {cites} does not say \"{missing_neg[0]}\"")
+    if not problems:
+        turned = contrast(claim.text, [views[i].hit.chunk.text[s:e] for i, s, e in evidence(claim, views)])
+        if turned:
+            problems.append(f"passage {cites} says \"{turned[1]}\", not \"{turned[0]}\"")
     return "; ".join(problems) or None
 
 
@@ -398,6 +403,12 @@ def check_question(
         return (f"Passage {cites} does not mention {', '.join(missing[:5])}, which the question asks "
                 "about: it does not answer the question; say so if no passage does.")
     q_tokens = set(tokenize(question))
+    topical = q_tokens - _QUESTION_WORDS - _FILLER
+    related = [v.hit.chunk.text[s:e] for v in vs for s, e, toks in v.sentences if len(toks & topical) >= 2]
+    turned = contrast(question, related)
+    if turned:  # the question turns round what the passage says (SQuAD 2.0's adversarial kind)
+        return (f"The question asks about \"{turned[0]}\", but passage {cites} says \"{turned[1]}\": it does "
+                "not answer the question; say so if no passage does.")
     said = " ".join(c.text for c in answer_claims)
     if _QUANTITY_Q.search(question):
         q_values = {v for q in quantities(question) for v in q.values}

@@ -128,3 +128,31 @@ def test_claims_in_another_language_are_judged_by_the_real_embedder():
     unrelated = validate("Penguins are found mainly in the southern hemisphere [1].", [ZH],
                          stats=STATS, similarity=sim)
     assert not unrelated.valid and any("similarity" in e for e in unrelated.errors)
+
+
+def test_turned_round_relations_are_not_supported():
+    from desktop_kb.query.contrast import contrast
+
+    passage = ["Memory cells can mount a strong response if the pathogen is detected again."]
+    assert contrast("Memory cells mount a weak response.", passage) == ("weak", "strong")
+    assert contrast("Memory cells mount a strong response.", passage) is None
+    assert contrast("It is weak and strong at once.", ["weak or strong"]) is None  # the passage uses both
+    assert contrast("会议在午饭之前开始。", ["会议在午饭之后开始。"]) == ("之前", "之后")
+    assert contrast("The bridge is north of the river.", ["The bridge is old."]) is None  # no opposite there
+
+
+def test_claim_and_question_that_turn_the_passage_round_are_caught():
+    from desktop_kb.query.support import Claim, PassageView, check_claim, check_question
+
+    text = ("Immunological memory is created after the initial response to a pathogen. "
+            "It prepares the immune system for future challenges.")
+    views = [PassageView(_hit(text))]
+    claim = Claim.of("Immunological memory is created before the initial response to a pathogen.", [1])
+    assert check_claim(claim, views, set()) == 'passage [1] says "after", not "before"'
+    good = Claim.of("Immunological memory is created after the initial response to a pathogen.", [1])
+    assert check_claim(good, views, set()) is None
+    problem = check_question("What creates immunological memory before the initial response?", [good],
+                             {1: views[0]})
+    assert problem is not None and '"before"' in problem and '"after"' in problem
+    assert check_question("What creates immunological memory after the initial response?", [good],
+                          {1: views[0]}) is None
