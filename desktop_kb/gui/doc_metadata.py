@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QInputDialog, QWidget
 from ..ingest.manifest import DocumentRow
 from .i18n import tr
 
-__all__ = ["ask_metadata", "ask_text"]
+__all__ = ["ask_metadata", "ask_text", "edit_metadata"]
 
 # (parent, title, label, text) -> (text, ok); replaced in tests
 AskText = Callable[[QWidget, str, str, str], tuple[str, bool]]
@@ -36,3 +36,16 @@ def ask_metadata(parent: QWidget, field: str, rows: Sequence[DocumentRow], ask: 
     text, ok = ask(parent, tr("Set owner"), tr("Owner of {n} files (empty: none):", n=n),
                    owners.pop() if len(owners) == 1 else "")
     return {"owner": text.strip()} if ok else None
+
+
+def edit_metadata(win: Any, kb: str, paths: list[str], field: str) -> Any:
+    """Ask for new tags or an owner of ``paths`` in ``win`` and apply them in the background
+    (``win.ask_text`` replaces the prompt in tests); returns the task, or None if cancelled."""
+    rows = [r for r in win.lib.documents(kb) if r.path in set(paths)]
+    edits = ask_metadata(win, field, rows, win.ask_text or ask_text) if rows else None
+    if edits is None:
+        return None
+    lib = win.lib
+    return win._run(lambda _ctx: lib.set_metadata(kb, paths, **edits), "metadata",
+                    lambda _changed: win.refresh_documents())
+

@@ -30,7 +30,7 @@ from ..types import Citation, IngestReport
 from . import archive_actions, errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
-from .doc_metadata import ask_metadata, ask_text
+from .doc_metadata import edit_metadata
 from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
@@ -189,15 +189,15 @@ class MainWindow(QMainWindow):
         p.add_folder_requested.connect(self.add_folder_dialog)
         p.add_files_requested.connect(self.add_files_dialog)
         p.remove_files_requested.connect(self.remove_files)
-        p.metadata_requested.connect(self.edit_metadata)
+        p.metadata_requested.connect(lambda kb, paths, field: edit_metadata(self, kb, paths, field))
         self.ingest_panel.cancel_requested.connect(self.cancel_ingest)
         self.chat.citation_clicked.connect(self.open_citation)
         self.chat.busy_changed.connect(lambda _b: self._update_busy())
         self.viewer.closed.connect(self._on_viewer_closed)
         self.runner.task_done.connect(lambda _h: self._maybe_apply_settings())
         self.watching = Watching(self.lib, self)
-        self.watching.changed.connect(self._on_watched_change)
-        self._watch_scanned = False
+        self.watching.changed.connect(lambda kb, paths: None if self._shut_down or not paths
+                                      else self.ingest_paths(paths, kb))
 
     def _restore_state(self) -> None:
         geometry = self.state.get("geometry")
@@ -229,17 +229,6 @@ class MainWindow(QMainWindow):
 
     def show_error(self, exc: BaseException) -> None:
         errors.show_error(self, exc, models_dir=self.settings.models_dir)
-
-    def edit_metadata(self, kb: str, paths: list[str], field: str) -> TaskHandle | None:
-        """Ask for new tags or an owner of ``paths`` and apply them (payloads only, in the background)."""
-        rows = [r for r in self.lib.documents(kb) if r.path in set(paths)]
-        ask = self.ask_text or ask_text
-        edits = ask_metadata(self, field, rows, ask) if rows else None
-        if edits is None:
-            return None
-        lib = self.lib
-        return self._run(lambda _ctx: lib.set_metadata(kb, paths, **edits), "metadata",
-                         lambda _changed: self.refresh_documents())
 
     def _on_filter_changed(self) -> None:
         self._filter_spec = self.filter_bar.spec()  # immutable: the answer worker reads it
@@ -288,25 +277,12 @@ class MainWindow(QMainWindow):
         else:
             checked = self.state.get("checked_kbs", [])
         self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
-        self._sync_watch(names)
+        if self.settings.ingest.watch and not self._shut_down:
+            self.watching.sync(names, self.ingest_paths)
         if not names:
             self.kb_panel.set_stats(None)
             self.kb_panel.set_documents([], {})
         self.kbs_refreshed.emit(list(names))
-
-    def _sync_watch(self, names: list[str]) -> None:
-        """Watch every base's folders; once per session, scan them for what changed while closed."""
-        if not self.settings.ingest.watch or self._shut_down:
-            return
-        started = self.watching.update(names)
-        if not self._watch_scanned:
-            self._watch_scanned = True
-            for kb in started:
-                self.ingest_paths([str(f) for f in self.watching.folders(kb)], kb)
-
-    def _on_watched_change(self, kb: str, paths: list[str]) -> None:
-        if paths and not self._shut_down:
-            self.ingest_paths(paths, kb)
 
     def refresh_documents(self) -> TaskHandle | None:
         kb = self.kb_panel.current_kb()

@@ -9,7 +9,6 @@ strongly. For PDFs, "Page" renders the cited page with QtPdf and marks the passa
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, QUrl, Signal
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from ..types import Citation, OcrPage
 from .i18n import tr
+from .page_text import find_on_page, stripped_with_map, utf16_offset, words_of
 from .scan_page import best_scan_page, is_image, load_scan, paint_scan, scan_boxes
 
 __all__ = ["ViewerPane", "open_file", "utf16_offset"]
@@ -47,52 +47,11 @@ __all__ = ["ViewerPane", "open_file", "utf16_offset"]
 PASSAGE_BG = QColor("#fff3a3")
 QUOTE_BG = QColor("#ffb347")
 EVIDENCE_BG = QColor("#ffd166")  # the supporting sentence(s): between the passage and the quote
-_IGNORED = re.compile(r"[\s#*_|>`]")
 
 
 def open_file(path: str) -> bool:
     """Open a file with the desktop's default application."""
     return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(path)))
-
-
-def utf16_offset(text: str, index: int) -> int:
-    """Qt counts positions in UTF-16 code units; Python in code points."""
-    index = max(0, min(index, len(text)))
-    return index + sum(1 for ch in text[:index] if ord(ch) > 0xFFFF)
-
-
-def _stripped_with_map(text: str) -> tuple[str, list[int]]:
-    """``text`` without whitespace and Markdown marks, and each kept char's index in ``text``."""
-    chars, where = [], []
-    for i, ch in enumerate(text):
-        if not _IGNORED.match(ch):
-            chars.append(ch)
-            where.append(i)
-    return "".join(chars), where
-
-
-def find_on_page(page_text: str, needle: str, *, prefix: bool = False) -> tuple[int, int] | None:
-    """(start, length) of ``needle`` in ``page_text`` ignoring whitespace and Markdown marks (and,
-    with ``prefix``, of its first 40 significant chars when the whole does not match), or None."""
-    hay, where = _stripped_with_map(page_text)
-    want, _ = _stripped_with_map(needle)
-    for probe in (want, want[:40]) if prefix else (want,):
-        if len(probe) < 4:
-            continue
-        i = hay.find(probe)
-        if i >= 0:
-            start, end = where[i], where[i + len(probe) - 1] + 1
-            return start, end - start
-    return None
-
-
-def _words(text: str) -> set[str]:
-    """Lower-case words of 3+ letters/digits, and CJK character pairs (for page matching)."""
-    text = text.lower()
-    words = set(re.findall(r"[^\W\d_]{3,}|\d+%?", text))
-    cjk = re.findall(r"[\u4e00-\u9fff]+", text)
-    words.update(run[i : i + 2] for run in cjk for i in range(len(run) - 1))
-    return words
 
 
 class ViewerPane(QWidget):
@@ -314,7 +273,7 @@ class ViewerPane(QWidget):
         c = self.citation
         assert c is not None
         marks = [(line, QColor(PASSAGE_BG)) for line in self._text[c.start : c.end].splitlines()
-                 if len(_stripped_with_map(line)[0]) >= 6]
+                 if len(stripped_with_map(line)[0]) >= 6]
         marks += [(self._text[s:e], QColor(EVIDENCE_BG)) for s, e in c.evidence if e > s]
         if c.quote_start is not None and c.quote_end is not None and c.quote_end > c.quote_start:
             marks.append((self._text[c.quote_start : c.quote_end], QColor(QUOTE_BG)))
@@ -337,10 +296,10 @@ class ViewerPane(QWidget):
             for p in pages:
                 if find_on_page(texts[p], mark) is not None:
                     return p
-        words = _words(self._context)
+        words = words_of(self._context)
 
         def score(p: int) -> tuple[int, int]:
-            on_page = _words(texts[p])
+            on_page = words_of(texts[p])
             return len(words & on_page), sum(find_on_page(texts[p], m) is not None for m, _ in marks)
 
         return max(pages, key=score)

@@ -5,7 +5,7 @@ errors as for any added folder)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -24,6 +24,7 @@ class Watching(QObject):
         self.lib = lib
         self.debounce = debounce
         self._watchers: dict[str, tuple[tuple[Path, ...], FolderWatcher]] = {}
+        self._scanned = False
 
     def folders(self, kb: str) -> tuple[Path, ...]:
         return self._watchers[kb][0] if kb in self._watchers else ()
@@ -51,6 +52,15 @@ class Watching(QObject):
             self._watchers[kb] = (folders, watcher.start())
             started.append(kb)
         return started
+
+    def sync(self, kbs: Sequence[str], ingest: Callable[[list[str], str], object]) -> None:
+        """Watch every base's folders; the first time, ``ingest`` them once (a start-up scan for
+        what changed while the app was closed)."""
+        started = self.update(kbs)
+        if not self._scanned:
+            self._scanned = True
+            for kb in started:
+                ingest([str(f) for f in self.folders(kb)], kb)
 
     def _wanted(self, kb: str, paths: list[str]) -> list[str]:
         """Changed paths that exist, or that were indexed (deletions); never a vanished temp file."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +38,7 @@ from ..text.numbers import Quantity, quantities, same_value
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
 from .contrast import contrast
+from .term_stats import TermStats
 
 __all__ = [
     "CROSS_LANGUAGE_MIN", "MIN_COVERAGE", "Claim", "PassageView", "TermStats", "check_claim",
@@ -47,7 +48,6 @@ __all__ = [
 # Calibrated on the faithfulness set built from the shared QA data (docs/benchmarks.md,
 # "Faithfulness"; desktop-kb eval faithfulness).
 MIN_COVERAGE = 0.8  # share of a claim's new content words that its passages must contain
-RARE_SHARE = 0.05  # a claim word in at most this share of the documents (at most 20) is rare
 QUESTION_RARE_SHARE = 0.02  # the same for the question's words (questions paraphrase more)
 QUESTION_MISSING_MIN = 0.75  # share (and at least 2) of the question's key terms the passages lack
 CROSS_LANGUAGE_MIN = 0.79  # embedder cosine between a claim and a passage in another language (e5-small)
@@ -76,36 +76,6 @@ _QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:pe
 _VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
 _TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
 _PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class TermStats:
-    """Document frequencies of the knowledge base(s) searched: a word that few documents contain
-    is a rare (key) word. ``df`` maps tokens (as :func:`tokenize` gives them) to counts."""
-
-    n_docs: int
-    df: Callable[[Sequence[str]], dict[str, int]]
-
-    def rare(self, tokens: Iterable[str], unseen: bool = True, share: float | None = None) -> set[str]:
-        """The rare ones among ``tokens``; with ``unseen=False`` not those that no document has
-        (in a question those are mostly its own wording, not the entity asked about)."""
-        tokens = [t for t in set(tokens) if not t.isdigit()]
-        if not tokens or self.n_docs <= 0:
-            return set()
-        counts = self.df(tokens)
-        limit = max(1.0, min(20.0, (RARE_SHARE if share is None else share) * self.n_docs))
-        return {t for t in tokens if counts.get(t, 0) <= limit and (unseen or counts.get(t, 0) > 0)}
-
-    @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> TermStats:
-        """Statistics of a list of documents (tests, the faithfulness set)."""
-        counts: dict[str, int] = {}
-        n = 0
-        for text in texts:
-            n += 1
-            for t in set(tokenize(text)):
-                counts[t] = counts.get(t, 0) + 1
-        return cls(n, lambda tokens: {t: counts.get(t, 0) for t in tokens})
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

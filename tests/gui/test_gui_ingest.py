@@ -142,12 +142,13 @@ def test_watched_folder_change_is_reindexed_in_the_background(qtbot, make_window
     settings = gui_settings.replace(ingest=dataclasses.replace(gui_settings.ingest, watch=True))
     lib = make_lib(settings=settings)
     win = make_window(lib)
-    win.watching.debounce = 0.3
+    win.watching.debounce = 1.0  # the file's create and write events land in one batch even on a busy machine
     with qtbot.waitSignal(win.ingest_finished, timeout=30000):
         win.ingest_paths([str(docs)], kb="default")
     qtbot.waitUntil(lambda: win.watching.folders("default") == (docs.resolve(),), timeout=5000)
     new = docs / "watched-note.md"
-    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+    with qtbot.waitSignal(win.ingest_finished, timeout=60000, check_params_cb=lambda r: r is not None and bool(
+            r.added or r.updated)) as done:
         new.write_text("# Watched\n\nThe watcher saw this note.\n", encoding="utf-8")
     report = done.args[0]
     assert [Path(p).name for p in report.added] == ["watched-note.md"] and not report.updated
@@ -157,7 +158,7 @@ def test_watched_folder_change_is_reindexed_in_the_background(qtbot, make_window
     win.close()
     lib.close()
     (docs / "while-closed.md").write_text("# Closed\n\nWritten while the app was closed.\n", encoding="utf-8")
-    with qtbot.waitSignal(make_window(make_lib(settings=settings)).ingest_finished, timeout=30000) as scan:
+    with qtbot.waitSignal(make_window(make_lib(settings=settings)).ingest_finished, timeout=60000) as scan:
         pass  # the start-up scan of the watched folders
     assert [Path(p).name for p in scan.args[0].added] == ["while-closed.md"]
 
