@@ -3,7 +3,7 @@ uses only the other ("a weak response" over a passage about a strong one, "befor
 passage says "after") is not supported by that passage.
 
 This is what SQuAD 2.0's adversarial unanswerable questions do: the passage is on topic and one
-relation is turned round. Only pairs whose words are rarely used loosely are listed; a word that
+property is turned round. Only pairs whose words are rarely used loosely are listed; a word that
 the passage also uses (in any sense) never fires.
 """
 
@@ -14,28 +14,25 @@ from collections.abc import Iterable
 
 __all__ = ["contrast"]
 
+# Not converse relations: "A before B" is "B after A", "larger than" is "smaller than" the other
+# way round, "A won against B" is "B lost to A" — such pairs are left out, or a faithful
+# paraphrase would be refused.
 _EN_PAIRS = (
-    ("before", "after"), ("weak", "strong"), ("weaker", "stronger"), ("weakest", "strongest"),
-    ("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"),
-    ("increasing", "decreasing"), ("first", "last"), ("earliest", "latest"), ("earlier", "later"),
-    ("higher", "lower"), ("highest", "lowest"), ("larger", "smaller"), ("largest", "smallest"),
-    ("maximum", "minimum"), ("positive", "negative"), ("success", "failure"),
-    ("successful", "unsuccessful"), ("accepted", "rejected"), ("allowed", "prohibited"),
-    ("won", "lost"), ("win", "lose"), ("winner", "loser"), ("north", "south"), ("east", "west"),
-    ("northern", "southern"), ("eastern", "western"), ("inside", "outside"), ("above", "below"),
-    ("rose", "fell"), ("rise", "fall"), ("male", "female"), ("import", "export"),
-    ("imports", "exports"), ("imported", "exported"), ("private", "public"), ("ancient", "modern"),
-    ("legal", "illegal"), ("internal", "external"), ("upper", "lower"), ("oldest", "youngest"),
-    ("older", "younger"), ("longest", "shortest"), ("known", "unknown"), ("agree", "disagree"),
-    ("include", "exclude"), ("included", "excluded"), ("major", "minor"), ("majority", "minority"),
-    ("gain", "loss"), ("profit", "loss"), ("cheaper", "dearer"), ("wet", "dry"),
+    ("weak", "strong"), ("weakest", "strongest"), ("increase", "decrease"), ("increased", "decreased"),
+    ("increases", "decreases"), ("increasing", "decreasing"), ("earliest", "latest"),
+    ("highest", "lowest"), ("largest", "smallest"), ("maximum", "minimum"), ("positive", "negative"),
+    ("success", "failure"), ("successful", "unsuccessful"), ("accepted", "rejected"),
+    ("allowed", "prohibited"), ("northern", "southern"), ("eastern", "western"), ("rose", "fell"),
+    ("male", "female"), ("private", "public"), ("ancient", "modern"), ("legal", "illegal"),
+    ("internal", "external"), ("oldest", "youngest"), ("longest", "shortest"), ("known", "unknown"),
+    ("agree", "disagree"), ("include", "exclude"), ("included", "excluded"), ("major", "minor"),
+    ("majority", "minority"), ("gain", "loss"), ("wet", "dry"),
 )
 _ZH_PAIRS = (
-    ("之前", "之后"), ("以前", "以后"), ("增加", "减少"), ("上升", "下降"), ("增长", "下降"),
-    ("最早", "最晚"), ("最高", "最低"), ("最大", "最小"), ("最多", "最少"), ("成功", "失败"),
-    ("允许", "禁止"), ("进口", "出口"), ("合法", "非法"), ("内部", "外部"), ("高于", "低于"),
-    ("多于", "少于"), ("早于", "晚于"), ("北部", "南部"), ("东部", "西部"), ("男性", "女性"),
-    ("胜利", "失败"), ("赢得", "输掉"), ("加强", "削弱"), ("增强", "减弱"), ("上游", "下游"),
+    ("增加", "减少"), ("上升", "下降"), ("增长", "下降"), ("最早", "最晚"), ("最高", "最低"),
+    ("最大", "最小"), ("最多", "最少"), ("成功", "失败"), ("允许", "禁止"), ("合法", "非法"),
+    ("内部", "外部"), ("北部", "南部"), ("东部", "西部"), ("男性", "女性"), ("加强", "削弱"),
+    ("增强", "减弱"),
 )
 _OPPOSITE: dict[str, str] = {}
 for _a, _b in _EN_PAIRS + _ZH_PAIRS:

@@ -68,6 +68,7 @@ _QUESTION_WORDS = frozenset(tokenize(
 ))
 _NEGATION_EN = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
 _NEGATION_ZH = re.compile(r"(?<![不])(?:不|没|未|无|非|别|勿)(?!同|断|少|久|仅|过|管|论|常|来|数|但|时|止|定|限|得不)")
+_OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNORECASE)  # "may or may not": no negation
 _NAME = re.compile(r"(?<![\w.])(?:[A-Z][\w'’-]*[A-Za-z0-9]|[A-Z]{2,}|\w*\d\w*[A-Za-z]\w*)")
 _CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
 _SENTENCE_END = re.compile(r"[。！？!?；]+|\.(?=\s+[^a-z\s])|\n+")
@@ -379,6 +380,9 @@ def check_question(
     if turned:  # the question turns round what the passage says (SQuAD 2.0's adversarial kind)
         return (f"The question asks about \"{turned[0]}\", but passage {cites} says \"{turned[1]}\": it does "
                 "not answer the question; say so if no passage does.")
+    if _negates(_OR_NOT.sub(" ", question)) and related and not any(_negates(r) for r in related):
+        return (f"The question asks about what did not happen, and passage {cites} says nothing of the kind: "
+                "it does not answer the question; say so if no passage does.")
     said = " ".join(c.text for c in answer_claims)
     if _QUANTITY_Q.search(question):
         q_values = {v for q in quantities(question) for v in q.values}
