@@ -9,7 +9,9 @@ for an hour.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -20,32 +22,27 @@ from .ocr import OcrOptions, PageCounter, needs_ocr, page_text
 __all__ = ["convert_pdf", "join_pages"]
 
 _pdfium_lock = threading.Lock()  # PDFium is not thread-safe
+T = TypeVar("T")
 
 
 def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None) -> ConvertedDocument:
     name = path.name
-    texts: list[str] = []
     scanned: list[OcrPage] = []
     skipped: list[int] = []
     with _pdfium_lock, path.open("rb") as fh:
         pdf = _open(fh, name, password)
         try:
-            counter = PageCounter(ocr, _pages_to_read(pdf, ocr)) if ocr is not None and ocr.enabled else None
-            for index in range(len(pdf)):
-                page = pdf[index]
-                try:
-                    text = _text_layer(page)
-                    if counter is not None and (counter.options.mode == "force" or needs_ocr(text)):
-                        if counter.full:
-                            skipped.append(index + 1)
-                        else:
-                            read = counter.read(index + 1, _render(page, counter.options.dpi))
-                            scanned.append(read)
-                            forced = counter.options.mode == "force"
-                            text = page_text(read) or ("" if forced else text)
-                    texts.append(text)
-                finally:
-                    page.close()
+            texts = [_with_page(pdf, i, _text_layer) for i in range(len(pdf))]  # type: ignore[arg-type]
+            if ocr is not None and ocr.enabled:
+                todo = [i for i, t in enumerate(texts) if ocr.mode == "force" or needs_ocr(t)]
+                counter = PageCounter(ocr, len(todo))
+                for index in todo:
+                    if counter.full:
+                        skipped.append(index + 1)
+                        continue
+                    read = counter.read(index + 1, _with_page(pdf, index, lambda p: _render(p, ocr.dpi)))
+                    scanned.append(read)
+                    texts[index] = page_text(read) or ("" if ocr.mode == "force" else texts[index])
         finally:
             pdf.close()
     if not any(texts):
@@ -75,20 +72,12 @@ def _open(fh: object, name: str, password: str | None) -> object:
         raise CorruptFile(f"{name} is damaged or not a real PDF file.") from None
 
 
-def _pages_to_read(pdf: object, ocr: OcrOptions) -> int:
-    """How many pages OCR will read (for the progress total): every page when forced, else the
-    pages without a usable text layer."""
-    n = len(pdf)  # type: ignore[arg-type]
-    if ocr.mode == "force":
-        return n
-    count = 0
-    for index in range(n):
-        page = pdf[index]  # type: ignore[index]
-        try:
-            count += needs_ocr(_text_layer(page))
-        finally:
-            page.close()
-    return count
+def _with_page(pdf: object, index: int, fn: Callable[[object], T]) -> T:
+    page = pdf[index]  # type: ignore[index]
+    try:
+        return fn(page)
+    finally:
+        page.close()
 
 
 def _text_layer(page: object) -> str:
