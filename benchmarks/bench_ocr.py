@@ -83,14 +83,9 @@ def make_pages(lang: str, n: int) -> list[tuple[Any, str]]:
 
 
 def cer(got: str, want: str) -> float:
-    a, b = "".join(got.split()), "".join(want.split())  # spacing aside: characters recognised
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1] / max(len(b), 1)
+    from desktop_kb.eval.metrics import char_error_rate
+
+    return char_error_rate(got, want, ignore_spaces=True)  # spacing aside: characters recognised
 
 
 def _pdf(images: list[Any]) -> bytes:

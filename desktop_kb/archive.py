@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError, CorruptFile, EmbedderMismatch
+from .ingest.discover import sha256_file
 from .ingest.manifest import Manifest
 from .protocols import Embedder, SparseVec, StoredPoint, VectorStore
 
@@ -36,14 +37,6 @@ FORMAT = 1
 HEADER = "desktop-kb-archive.json"
 _MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json)")
 _META_KEYS = ("embedder", "dim", "sparse", "chunker", "bm25_avg_len", "bm25_len_samples", "require_owner")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, out: Path) -> dict[str, Any]:
@@ -67,7 +60,7 @@ def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, o
                 members[f"docs/{f.name}"] = f
         header = {"format": FORMAT, "kb": name, "points": n,
                   "meta": {k: manifest.get_meta(k) for k in _META_KEYS},
-                  "files": {m: _sha256(p) for m, p in members.items()}}
+                  "files": {m: sha256_file(p) for m, p in members.items()}}
         partial = out.with_name(out.name + ".part")
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(HEADER, json.dumps(header, ensure_ascii=False, indent=2))

@@ -177,7 +177,7 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
-    from .ingest.watch import run_headless, watched_folders
+    from .ingest.watch import run_headless, to_ingest, watched_folders
 
     cancel = _cancel_on_sigint()
     with _library(settings) as lib:
@@ -190,9 +190,7 @@ def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
               + ", ".join(map(str, folders)), file=sys.stderr)
 
         def ingest(paths: list[Path]) -> None:
-            known = {r.path for r in lib.documents(args.kb)}
-            paths = [p for p in paths if p.exists() or any(k == str(p) or k.startswith(str(p) + os.sep)
-                                                           for k in known)]
+            paths = to_ingest(paths, (r.path for r in lib.documents(args.kb)))
             if not paths or cancel.cancelled:
                 return
             report = lib.ingest(args.kb, paths, cancel=cancel)

@@ -154,3 +154,14 @@ def make_scan(lines: list[str], *, size: tuple[int, int] = (1654, 1169), font_si
     for i, line in enumerate(lines):
         draw.text((140, 160 + i * 90), line, font=font, fill="black")
     return img
+
+
+def hash_data_dir(path: Path) -> Path:
+    """A data folder whose settings pick the deterministic hash embedder (CLI plumbing tests)."""
+    import json
+
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "settings.json").write_text(json.dumps(
+        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    return path
+

@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from filemakers import hash_data_dir
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import ConfigError, CorruptFile, EmbedderMismatch
@@ -86,10 +87,8 @@ def test_damaged_foreign_or_mismatched_archives_are_refused(tmp_path):
 def test_cli_export_and_import(tmp_path, capsys):
     from desktop_kb.cli import main
 
-    settings = json.dumps({"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}})
     for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "settings.json").write_text(settings)
+        hash_data_dir(tmp_path / name)
     d = _folder(tmp_path)
     assert main(["--data-dir", str(tmp_path / "a"), "ingest", str(d), "--kb", "k", "--json"]) == 0
     capsys.readouterr()

@@ -15,6 +15,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 __all__ = [
+    "char_error_rate",
     "dedupe",
     "docs_by_max_score",
     "evaluate",
@@ -91,3 +92,18 @@ def percentile(values: Sequence[float], p: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(xs) - 1)
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def char_error_rate(got: str, want: str, *, ignore_spaces: bool = False) -> float:
+    """Edit distance from ``want`` to ``got`` over ``want``'s length, whitespace collapsed (or, with
+    ``ignore_spaces``, dropped: only the characters recognised count)."""
+    sep = "" if ignore_spaces else " "
+    a, b = sep.join(got.split()), sep.join(want.split())
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1] / max(len(b), 1)
+

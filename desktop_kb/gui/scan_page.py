@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QTransform
 
+from ..ingest.images import IMAGE_EXTENSIONS
 from ..ingest.ocr import lines_in
 from ..types import Citation, OcrPage
 
@@ -68,5 +69,5 @@ def paint_scan(image: QImage, rotation: int, boxes: Sequence[tuple[tuple[float, 
 
 
 def is_image(path: str) -> bool:
-    return Path(path).suffix.lower() in {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"}
+    return Path(path).suffix.lower() in IMAGE_EXTENSIONS
 

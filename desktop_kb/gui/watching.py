@@ -4,13 +4,12 @@ errors as for any added folder)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from ..ingest.watch import FolderWatcher, watched_folders
+from ..ingest.watch import FolderWatcher, to_ingest, watched_folders
 from ..kb import Library
 
 __all__ = ["Watching"]
@@ -64,8 +63,7 @@ class Watching(QObject):
 
     def _wanted(self, kb: str, paths: list[str]) -> list[str]:
         """Changed paths that exist, or that were indexed (deletions); never a vanished temp file."""
-        known = {r.path for r in self.lib.documents(kb)}
-        return [p for p in paths if Path(p).exists() or any(k == p or k.startswith(p + os.sep) for k in known)]
+        return [str(p) for p in to_ingest(paths, (r.path for r in self.lib.documents(kb)))]
 
     def stop(self) -> None:
         for _, watcher in self._watchers.values():

@@ -89,11 +89,10 @@ def needs_ocr(text: str) -> bool:
 def read_page(number: int, read: OcrRead, min_confidence: float) -> OcrPage:
     """Keep the confident lines of ``read``, in reading order, with boxes as page fractions."""
     w, h = max(read.width, 1), max(read.height, 1)
-    lines = [
-        OcrLine(restore_spaces(clean_text(text).replace("\n", " ")), x / w, y / h, bw / w, bh / h, conf)
-        for text, conf, (x, y, bw, bh) in read.lines
-        if conf >= min_confidence and clean_text(text).strip()
-    ]
+    cleaned = ((clean_text(text).replace("\n", " "), conf, box) for text, conf, box in read.lines
+               if conf >= min_confidence)
+    lines = [OcrLine(restore_spaces(text), x / w, y / h, bw / w, bh / h, conf)
+             for text, conf, (x, y, bw, bh) in cleaned if text.strip()]
     return OcrPage(number, read.rotation, tuple(_reading_order(lines)))
 
 

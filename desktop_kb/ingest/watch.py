@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from ..progress import CancelToken
 from .discover import is_skipped_name
 
-__all__ = ["FolderWatcher", "run_headless", "watched_folders"]
+__all__ = ["FolderWatcher", "run_headless", "to_ingest", "watched_folders"]
 
 
 def watched_folders(folders: Iterable[str]) -> list[Path]:
@@ -32,6 +32,18 @@ def watched_folders(folders: Iterable[str]) -> list[Path]:
     for folder in existing:
         if not any(folder == o or o in folder.parents for o in out):
             out.append(folder)
+    return out
+
+
+def to_ingest(paths: Iterable[str | Path], known: Iterable[str]) -> list[Path]:
+    """The changed paths worth an ingest: those that exist, and those that were indexed (a deleted
+    file or folder); never a temporary file that came and went."""
+    known = list(known)
+    out = []
+    for p in map(Path, paths):
+        s = str(p)
+        if p.exists() or any(k == s or k.startswith(s + os.sep) for k in known):
+            out.append(p)
     return out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filemakers import hash_data_dir
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import IndexMissing, OwnerScopeRequired
@@ -114,10 +115,7 @@ def test_a_missing_index_is_an_error_that_says_how_to_repair(settings, tmp_path)
 def test_cli_create_tag_and_set_owner(tmp_path, capsys):
     from desktop_kb.cli import main
 
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "settings.json").write_text(json.dumps(
-        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    data = hash_data_dir(tmp_path / "data")
     d = _docs(tmp_path)
     base = ["--data-dir", str(data)]
     assert main([*base, "kb", "create", "k", "--require-owner", "--json"]) == 0

