@@ -23,6 +23,7 @@ __all__ = [
     "SparseEncoder",
     "SparseVec",
     "StoredPoint",
+    "TokenCounter",
     "VectorStore",
 ]
 
@@ -89,6 +90,13 @@ class Generator(Protocol):
         on_token: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
     ) -> str: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A generator that can say how long a prompt is in its own tokens (``None``: it cannot)."""
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int | None: ...
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "FIRST_TOKEN",
     "Answer",
     "Chunk",
     "Citation",
@@ -133,6 +134,9 @@ class FallbackDecision:
     message: str
 
 
+FIRST_TOKEN = "first_token"
+
+
 @dataclass(frozen=True)
 class Answer:
     question: str
@@ -142,11 +146,14 @@ class Answer:
     passages: tuple[Hit, ...] = ()
     queries: tuple[str, ...] = ()
     fallback: FallbackDecision | None = None
+    # ms per stage, and "first_token": ms from the question to the first streamed answer token
+    # (a moment, not a stage: leave it out of sums, see FIRST_TOKEN)
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     rerank_degraded: bool = False
     problems: tuple[str, ...] = ()  # citation problems left after retries (when refused)
     # sentences taken out because no cited passage supports them: (sentence, why)
     removed: tuple[tuple[str, str], ...] = ()
+    prompt_tokens: int | None = None  # the first answer prompt, in the LLM's tokens (when it can count)
 
 
 @dataclass(frozen=True)

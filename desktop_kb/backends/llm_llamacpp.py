@@ -1,7 +1,13 @@
-"""Chat generation with a local GGUF model through llama-cpp-python (streaming, cancellable)."""
+"""Chat generation with a local GGUF model through llama-cpp-python (streaming, cancellable).
+
+The chat is rendered with the model's GGUF template and tokenised here (:mod:`.llama_prompt`), so
+each prompt's token count is known and every system prompt's state is cached: a question
+prefills only its own part.
+"""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,6 +17,7 @@ from ..errors import Cancelled, GenerationError, ModelError, ModelNotInstalled
 from ..progress import CancelToken
 from ..protocols import ChatMessage
 from ._common import missing_package
+from .llama_prompt import ChatTemplate, PrefixCache
 
 __all__ = ["GGUF_MAGIC", "LlamaCppGenerator"]
 
@@ -29,6 +36,8 @@ class LlamaCppGenerator:
         self.n_ctx = int(n_ctx)
         self.n_threads = max(1, int(n_threads))
         self._llm: Any = None
+        self._template: ChatTemplate | None = None
+        self.prefix_cache = PrefixCache()
         self._lock = threading.Lock()  # guards loading and generation (a llama context is not reentrant)
 
     # -- loading -----------------------------------------------------------------------------
@@ -67,6 +76,8 @@ class LlamaCppGenerator:
                 f"Cannot load the LLM {self.path.name}: {exc}",
                 "The file may be damaged, or there is not enough memory; try a smaller model.",
             ) from exc
+        self._template = ChatTemplate.of(self._llm)
+        self.prefix_cache.clear()
         return self._llm
 
     def load(self) -> None:
@@ -82,10 +93,51 @@ class LlamaCppGenerator:
         """Free the model's memory; a later :meth:`chat` loads it again."""
         with self._lock:
             llm, self._llm = self._llm, None
+            self._template = None
+            self.prefix_cache.clear()
             if llm is not None and hasattr(llm, "close"):
                 llm.close()
 
     # -- Generator ---------------------------------------------------------------------------
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int | None:
+        """The prompt's length in the model's tokens (``None`` for a model without a chat template)."""
+        with self._lock:
+            self._load_locked()
+            template = self._template
+            return len(template.prompt(_plain(messages))) if template is not None else None
+
+    def _stream(self, llm: Any, messages: list[dict[str, str]], kwargs: dict[str, Any],
+                json_schema: dict[str, Any] | None) -> Any:
+        """The token stream: through our template and prefix cache when the model has one."""
+        template = self._template
+        if template is None:
+            if json_schema is not None:
+                # {"type": "json_schema", ...} is silently ignored by llama-cpp-python: use json_object.
+                kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            return llm.create_chat_completion(messages=messages, **kwargs), "delta"
+        prompt = template.prompt(messages)
+        if len(prompt) >= self.n_ctx:
+            raise GenerationError(
+                f"The prompt is too long for the LLM's context ({len(prompt)} of {self.n_ctx} tokens).",
+                "Lower query.top_k or query.evidence_tokens, or raise models.llm_context in the settings.",
+            )
+        prefix = template.system_prefix(messages, prompt)
+        if prefix is not None:
+            try:
+                self.prefix_cache.prepare(llm, prefix)
+            except RuntimeError:  # a state that does not load: prefill the whole prompt instead
+                self.prefix_cache.clear()
+                llm.reset()
+        if json_schema is not None:
+            from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+            try:
+                kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
+            except Exception:  # a schema the converter does not handle: any JSON, checked afterwards
+                kwargs["grammar"] = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        return llm.create_completion(prompt=prompt, stop=[template.eos] if template.eos else None,
+                                     **kwargs), "text"
+
     def chat(
         self,
         messages: Sequence[ChatMessage],
@@ -96,22 +148,14 @@ class LlamaCppGenerator:
         on_token: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
     ) -> str:
-        kwargs: dict[str, Any] = {
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
-            "max_tokens": int(max_tokens),
-            "temperature": float(temperature),
-            "stream": True,
-        }
-        if json_schema is not None:
-            # {"type": "json_schema", ...} is silently ignored by llama-cpp-python: use json_object.
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        kwargs: dict[str, Any] = {"max_tokens": int(max_tokens), "temperature": float(temperature), "stream": True}
         pieces: list[str] = []
         with self._lock:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled()
             llm = self._load_locked()
             try:
-                stream = llm.create_chat_completion(**kwargs)
+                stream, field = self._stream(llm, _plain(messages), kwargs, json_schema)
             except (ValueError, RuntimeError) as exc:
                 raise GenerationError(f"The LLM could not start: {exc}") from exc
             finish = None
@@ -119,7 +163,7 @@ class LlamaCppGenerator:
                 for chunk in stream:
                     choice = chunk["choices"][0]
                     finish = choice.get("finish_reason") or finish
-                    piece = choice["delta"].get("content") or ""
+                    piece = (choice["delta"].get("content") if field == "delta" else choice.get("text")) or ""
                     if piece:
                         pieces.append(piece)
                         if on_token is not None:
@@ -143,3 +187,7 @@ class LlamaCppGenerator:
                 "Raise max_tokens, or bound strings/arrays in the schema (maxLength, maxItems).",
             )
         return "".join(pieces)
+
+
+def _plain(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": m["role"], "content": m["content"]} for m in messages]

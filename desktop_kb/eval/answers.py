@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..types import FIRST_TOKEN
 from .datasets import QAItem
 from .normalize import contains_answer
 
@@ -101,7 +102,7 @@ def aggregate(scores: Sequence[ItemScore]) -> dict[str, Any]:
     for s in scores:
         for k, v in s.timings_ms.items():
             stages.setdefault(k, []).append(float(v))
-    totals = [sum(s.timings_ms.values()) for s in scores if s.timings_ms]
+    totals = [sum(v for k, v in s.timings_ms.items() if k != FIRST_TOKEN) for s in scores if s.timings_ms]
     statuses: dict[str, int] = {}
     for s in scores:
         statuses[s.status] = statuses.get(s.status, 0) + 1

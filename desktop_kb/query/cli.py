@@ -42,6 +42,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "queries": list(a.queries),
         "fallback": None if a.fallback is None else {"decision": a.fallback.decision, "message": a.fallback.message},
         "timings_ms": a.timings_ms,
+        "prompt_tokens": a.prompt_tokens,
         "rerank_degraded": a.rerank_degraded,
         "problems": list(a.problems),
         "removed": [{"sentence": sentence, "why": why} for sentence, why in a.removed],

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
-from ..protocols import Embedder, SearchFilter
-from ..types import Answer, FallbackDecision, Hit
+from ..protocols import Embedder, SearchFilter, TokenCounter
+from ..types import FIRST_TOKEN, Answer, FallbackDecision, Hit
 from .citations import (
     NO_CITATION,
     WRONG_LANGUAGE,
@@ -103,6 +103,7 @@ def answer(
     on_restart: Callable[[], None] | None = None,
     cancel: CancelToken | None = None,
 ) -> Answer:
+    started = time.perf_counter()
     question = " ".join(question.split())
     q = lib.settings.query
     timings: dict[str, float] = {}
@@ -155,9 +156,16 @@ def answer(
     def check_text(candidate: str) -> Validation:
         return validate(candidate, passages, question, stats=stats, similarity=sim)
 
+    def first(piece: str) -> None:
+        if FIRST_TOKEN not in timings:
+            timings[FIRST_TOKEN] = round((time.perf_counter() - started) * 1000, 1)
+        if on_token is not None:
+            on_token(piece)
+
     with _timed(timings, "generate"):
         text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
-                                  on_token=on_token, cancel=cancel)
+                                  on_token=first, cancel=cancel)
+    prompt_tokens = generator.count_tokens(messages) if isinstance(generator, TokenCounter) else None
     with _timed(timings, "validate"):
         check = check_text(text)
 
@@ -217,11 +225,11 @@ def answer(
         return Answer(
             question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),
             queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
-            problems=check.errors,
+            problems=check.errors, prompt_tokens=prompt_tokens,
         )
     return Answer(
         question=question, text=text, status="refused" if check.refusal else "answered",
         citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
         timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
-        removed=removed,
+        removed=removed, prompt_tokens=prompt_tokens,
     )
