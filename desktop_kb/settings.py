@@ -88,6 +88,14 @@ class QuerySettings:
     citation_retries: int = 2
     max_answer_tokens: int = 512
     history_turns: int = 4
+    # Evidence windows: the LLM reads at most this many tokens of passage text in all (0 = whole
+    # passages), at most passage_tokens from one passage (query/evidence.py)
+    evidence_tokens: int = 1100
+    passage_tokens: int = 320
+    # "auto": follow-ups, and first questions in another language than the knowledge base
+    # (translated so the BM25 leg can match); "always": every question; "off"
+    rewrite: str = "auto"
+    fusion: str = "rrf"  # "rrf" (adaptive reciprocal rank) | "convex" (normalised scores)
 
 
 @dataclass(frozen=True)
@@ -247,6 +255,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting language must be "en" or "zh".')
     if not 1 <= s.query.max_queries <= 2:
         raise ConfigError("query.max_queries must be 1 or 2.")
+    if s.query.evidence_tokens < 0 or s.query.passage_tokens < 40:
+        raise ConfigError("query.evidence_tokens must be 0 (off) or more, and query.passage_tokens at least 40.")
+    if s.query.rewrite not in ("auto", "always", "off"):
+        raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
+    if s.query.fusion not in ("rrf", "convex"):
+        raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
     if s.ingest.ocr not in ("auto", "off", "force"):
         raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
     if not 72 <= s.ingest.ocr_dpi <= 600:

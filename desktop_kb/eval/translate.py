@@ -16,18 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..query.translate import clean_translation, translation_messages
 from ..text.tokenize import cjk_ratio
 
 __all__ = ["TranslationCache", "clean_translation", "query_language", "translate_queries"]
 
-LANG_NAMES = {"en": "English", "zh": "Simplified Chinese"}
 PROMPT_VERSION = 2  # translations made with another prompt are ignored (made again)
-_PREFIX = re.compile(r"^\s*(?:english|translation|英文|翻译|译文)\s*[:：]\s*", re.IGNORECASE)
 
 
 def query_language(texts: list[str]) -> str:
@@ -66,37 +64,6 @@ class TranslationCache:
         os.replace(tmp, self.path)
 
 
-def clean_translation(raw: str) -> str:
-    """The first non-empty line of the model's reply, without a "Translation:" label or quotes."""
-    lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
-    text = _PREFIX.sub("", lines[0]) if lines else ""
-    if len(text) >= 2 and text[0] in "\"'“「" and text[-1] in "\"'”」":
-        text = text[1:-1].strip()
-    return text
-
-
-# Few-shot pairs (not from any evaluation set): without them the 1.5B model often *answers* the
-# question ("1999", "Line 1") instead of translating it.
-_SHOTS = (
-    ("北京故宫是哪一年建成的？", "In which year was the Forbidden City in Beijing completed?"),
-    ("李白的代表作有哪些？", "What are Li Bai's representative works?"),
-)
-
-
-def _messages(text: str, target: str) -> list[dict[str, str]]:
-    lang = LANG_NAMES[target]
-    extra = (" Translate every name too (the usual English name, or pinyin), so no Chinese characters remain."
-             if target == "en" else "")
-    ask = f"Translate into {lang}, do not answer:\n"
-    messages = [{"role": "system", "content": f"You translate questions into {lang}. You never answer them.{extra} "
-                                              "Reply with the translated question only, on one line."}]
-    for zh, en in _SHOTS:
-        src, dst = (zh, en) if target == "en" else (en, zh)
-        messages += [{"role": "user", "content": ask + src}, {"role": "assistant", "content": dst}]
-    messages.append({"role": "user", "content": ask + text})
-    return messages
-
-
 def translate_queries(
     queries: Mapping[str, str],
     cache: TranslationCache,
@@ -131,7 +98,7 @@ def translate_queries(
     try:
         for i, qid in enumerate(missing, 1):
             text = queries[qid]
-            reply = generator.chat(_messages(text, cache.target), max_tokens=64, temperature=0)
+            reply = generator.chat(translation_messages(text, cache.target), max_tokens=64, temperature=0)
             translation = clean_translation(reply)
             if translation:
                 cache.put(qid, text, translation, str(getattr(generator, "id", "")))

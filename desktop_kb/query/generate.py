@@ -30,9 +30,11 @@ def generate(
     cancel: CancelToken | None = None,
     messages: list[ChatMessage] | None = None,
     temperature: float = 0.0,
+    texts: Sequence[str] | None = None,
 ) -> tuple[str, list[ChatMessage]]:
-    """The answer text and the conversation that produced it (for correction retries)."""
-    messages = messages if messages is not None else answer_messages(question, hits, history)
+    """The answer text and the conversation that produced it (for correction retries); the LLM
+    reads ``texts`` (evidence windows) in place of the hits' whole chunks when given."""
+    messages = messages if messages is not None else answer_messages(question, hits, history, texts)
     text = generator.chat(messages, max_tokens=max_tokens, temperature=temperature, on_token=on_token,
                           cancel=cancel)
     return text.strip(), messages

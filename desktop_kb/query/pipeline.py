@@ -1,5 +1,6 @@
 """The answer pipeline (RRR), wired in plain Python:
-rewrite → retrieve (hybrid, adaptive RRF) → rerank → fallback → generate → validate citations."""
+rewrite → retrieve (hybrid, adaptive RRF) → rerank → fallback → evidence windows → generate →
+validate citations."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .citations import (
     repoint_citations,
     validate,
 )
+from .evidence import evidence_windows
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .prompts import correction_message
@@ -75,6 +77,15 @@ def term_stats(views: Sequence[KBView]) -> TermStats:
     return TermStats(n_docs, df)
 
 
+def corpus_cjk(views: Sequence[KBView]) -> float | None:
+    """The share of CJK letters in the knowledge bases searched (``None``: nothing indexed)."""
+    cjk = letters = 0
+    for v in views:
+        _, _, c, n = v.manifest.corpus_stats()
+        cjk, letters = cjk + c, letters + n
+    return cjk / letters if letters else None
+
+
 def similarity(embedder: Embedder) -> Callable[[str, str], float]:
     """Cosine between a claim and a passage by the embedder (claim and passage vectors cached per
     answer: one claim is compared with a passage and each of its sentences)."""
@@ -113,7 +124,8 @@ def answer(
     small = lib.small_generator
 
     with _timed(timings, "rewrite"):
-        queries = rewrite(question, history, small, max_queries=q.max_queries, cancel=cancel)
+        queries = rewrite(question, history, small, max_queries=q.max_queries, cancel=cancel, mode=q.rewrite,
+                          corpus_cjk=corpus_cjk(views))
 
     def search(recall: int) -> tuple[tuple[Hit, ...], float | None]:
         with _timed(timings, "retrieve"):
@@ -156,6 +168,10 @@ def answer(
     def check_text(candidate: str) -> Validation:
         return validate(candidate, passages, question, stats=stats, similarity=sim)
 
+    with _timed(timings, "evidence"):
+        windows = [w.text for w in evidence_windows(queries, passages, total_tokens=q.evidence_tokens,
+                                                    passage_tokens=q.passage_tokens, stats=stats, similarity=sim)]
+
     def first(piece: str) -> None:
         if FIRST_TOKEN not in timings:
             timings[FIRST_TOKEN] = round((time.perf_counter() - started) * 1000, 1)
@@ -164,7 +180,7 @@ def answer(
 
     with _timed(timings, "generate"):
         text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
-                                  on_token=first, cancel=cancel)
+                                  on_token=first, cancel=cancel, texts=windows)
     prompt_tokens = generator.count_tokens(messages) if isinstance(generator, TokenCounter) else None
     with _timed(timings, "validate"):
         check = check_text(text)

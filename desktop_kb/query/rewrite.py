@@ -1,4 +1,10 @@
-"""Rewrite: the question (plus recent turns) → at most 2 search queries, the original first."""
+"""Rewrite: the question (plus recent turns) → at most 2 search queries, the original first.
+
+A first question (no conversation) is searched as asked: an LLM call there costs seconds and,
+measured with `eval retrieval`, gains nothing. The exception is a question in another language
+than the knowledge base: it is also searched translated, so the BM25 leg can match. Follow-ups
+are rewritten into a standalone query, as they refer to earlier turns.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,13 @@ from collections.abc import Sequence
 
 from ..progress import CancelToken
 from ..protocols import Generator
+from ..text.tokenize import cjk_ratio
+from .fuse import language_agreement
 from .llm_json import ask_json
 from .prompts import REWRITE_SCHEMA, rewrite_messages
+from .translate import translate
 
-__all__ = ["invented_entities", "rewrite"]
+__all__ = ["invented_entities", "rewrite", "translation_target"]
 
 # Entity-like tokens: numbers, capitalised or mixed-case Latin words, identifiers with digits.
 _ENTITY = re.compile(r"\b(?:\d[\d.,:/-]*|[A-Z][\w-]*|\w*\d\w*)\b")
@@ -27,13 +36,33 @@ def _same(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+def translation_target(question: str, corpus_cjk: float | None) -> str | None:
+    """"zh" or "en" when the knowledge base is mostly in the other script than the question (the
+    BM25 leg then gets no weight, see :func:`.fuse.language_agreement`); else ``None``."""
+    if corpus_cjk is None:
+        return None
+    q_cjk = cjk_ratio(question)
+    if language_agreement(q_cjk, corpus_cjk) >= 1.0:
+        return None
+    return "en" if q_cjk > 0.3 else "zh"
+
+
 def rewrite(
     question: str, history: Sequence[tuple[str, str]], generator: Generator | None, *,
-    max_queries: int = 2, cancel: CancelToken | None = None,
+    max_queries: int = 2, cancel: CancelToken | None = None, mode: str = "always",
+    corpus_cjk: float | None = None,
 ) -> list[str]:
-    """[question] or [question, rewritten]. Any invalid output falls back to [question]."""
+    """[question] or [question, rewritten]. Any invalid output falls back to [question].
+    ``mode`` "auto" skips first questions except to translate (``corpus_cjk``: the knowledge
+    base's share of CJK letters); "off" never calls the LLM."""
     queries = [question]
-    if generator is None or max_queries < 2:
+    if generator is None or max_queries < 2 or mode == "off":
+        return queries
+    if mode == "auto" and not history:
+        target = translation_target(question, corpus_cjk)
+        translated = translate(question, target, generator, cancel=cancel) if target else None
+        if translated and not _same(translated, question):
+            queries.append(translated)
         return queries
     reply = ask_json(generator, rewrite_messages(question, history), REWRITE_SCHEMA, max_tokens=96, cancel=cancel)
     if reply is None:

@@ -136,6 +136,42 @@ def test_json_cut_off_by_max_tokens_is_a_generation_error(generator) -> None:
         )
 
 
+SYSTEM_A = "You answer questions about colours. Reply in a few words. " * 4
+SYSTEM_B = "You answer questions about animals. Reply in a few words. " * 4
+
+
+def _ask(system: str, question: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": question}]
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_prompt_tokens_are_counted_as_llama_cpp_counts_them(generator) -> None:
+    messages = _ask(SYSTEM_A, "什么颜色是天空的颜色？ And grass?")
+    n = generator.count_tokens(messages)
+    # llama-cpp-python's own chat path (which the backend no longer uses) on the same model
+    reply = generator._llm.create_chat_completion(messages=messages, max_tokens=1)
+    assert n == reply["usage"]["prompt_tokens"]
+    assert n > generator.count_tokens(_ask(SYSTEM_A, "Sky?"))
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_system_prompt_state_is_reused_and_answers_do_not_change(generator) -> None:
+    generator.close()  # a fresh load: nothing cached
+    first = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
+    assert len(generator.prefix_cache) == 1 and generator.prefix_cache.hits == 0
+    generator.chat(_ask(SYSTEM_B, "What does a cat say?"), max_tokens=12)  # another prompt in between
+    again = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
+    assert generator.prefix_cache.hits == 1  # A's state was loaded, not prefilled again
+    assert again == first  # greedy decoding from the restored state gives the same answer
+    generator.close()
+    assert len(generator.prefix_cache) == 0
+    assert generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12) == first
+
+
 def test_missing_file_is_model_not_installed(tmp_path: Path) -> None:
     from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
 

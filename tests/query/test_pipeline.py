@@ -67,7 +67,7 @@ def test_persistently_forged_quote_is_refused_with_passages(settings, folder, sc
 
 
 def test_vague_question_goes_to_fallback(settings, folder, scripted):
-    gen = scripted(json_replies=[{"query": "invoices"}, {"decision": "clarify", "message": "Which invoices?"}])
+    gen = scripted(json_replies=[{"decision": "clarify", "message": "Which invoices?"}])
     with _lib(settings, gen) as lib:
         lib.ingest("kb", [folder])
         a = lib.ask("invoices", kbs=["kb"])
@@ -88,7 +88,7 @@ def _decisions(gen):
 
 
 def test_weak_rerank_scores_retry_wider_then_reject(settings, folder, scripted):
-    gen = scripted(json_replies=[{"query": "x"}, {"decision": "retry_wider", "message": ""},
+    gen = scripted(json_replies=[{"decision": "retry_wider", "message": ""},
                                  {"decision": "retry_wider", "message": ""}])
     s = settings.replace(query=dataclasses.replace(settings.query, top_k=1))
     with Library.open(s, embedder=HashEmbedder(), reranker=_LowReranker(), generator=gen) as lib:
@@ -100,7 +100,7 @@ def test_weak_rerank_scores_retry_wider_then_reject(settings, folder, scripted):
 
 def test_weak_dense_signal_retry_wider_answers_from_wider_recall(settings, folder, scripted):
     gen = scripted(answers=["Invoices are due in 30 days [1]."],
-                   json_replies=[{"query": "x"}, {"decision": "retry_wider", "message": ""}])
+                   json_replies=[{"decision": "retry_wider", "message": ""}])
     s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=1.5))  # always weak
     with Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen) as lib:
         lib.ingest("kb", [folder])
@@ -213,3 +213,46 @@ def test_ask_json_carries_evidence_and_removed_sentences(settings, folder, scrip
         out = answer_json(lib.ask("When must invoices be paid?", kbs=["kb"], reading_order=True))
     assert out["citations"][0]["evidence"][0]["text"] == "Invoices must be paid within 30 days of receipt."
     assert out["removed"][0]["sentence"].startswith("Late invoices")
+
+
+def test_first_question_skips_the_rewrite_and_a_follow_up_is_rewritten(settings, folder, scripted):
+    gen = scripted(answers=["Invoices must be paid within 30 days [1]."],
+                   json_replies=[{"query": "hotel reimbursement per night"}])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+        assert a.queries == ("When must invoices be paid?",)
+        assert [c["json_schema"] for c in gen.calls] == [None]  # the answer only: no rewrite call
+        b = lib.ask("And how much are hotels reimbursed?", kbs=["kb"], history=[(a.question, a.text)])
+    assert b.queries == ("And how much are hotels reimbursed?", "hotel reimbursement per night")
+
+
+def test_english_question_over_chinese_documents_is_also_searched_in_chinese(settings, tmp_path, scripted):
+    docs = tmp_path / "zh"
+    docs.mkdir()
+    (docs / "发票.md").write_text("# 发票\n\n发票必须在收到后三十天内支付。\n", encoding="utf-8")
+    (docs / "差旅.md").write_text("# 差旅\n\n酒店费用每晚最多报销一百八十欧元。\n", encoding="utf-8")
+    gen = scripted(answers=["发票什么时候必须支付？", "Invoices must be paid within 30 days [1]."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [docs])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+    assert a.queries == ("When must invoices be paid?", "发票什么时候必须支付？")
+    assert "You translate questions" in gen.calls[0]["messages"][0]["content"]
+    assert "发票.md" in a.passages[0].chunk.path  # the translated query's BM25 leg finds it
+
+
+def test_answer_reports_prompt_tokens_and_the_first_token_moment(settings, folder, scripted):
+    class Counting(type(scripted())):
+        def count_tokens(self, messages):
+            return sum(len(m["content"]) for m in messages) // 4
+
+    gen = Counting(answers=["Invoices must be paid within 30 days [1]."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+    assert a.prompt_tokens == gen.count_tokens(gen.calls[-1]["messages"]) and a.prompt_tokens > 50
+    stages = sum(v for k, v in a.timings_ms.items() if k != "first_token")
+    assert 0 < a.timings_ms["first_token"] <= stages + 1
+    with _lib(settings, scripted()) as lib:  # a generator that cannot count: None, not a guess
+        lib.ingest("kb", [folder])
+        assert lib.ask("When must invoices be paid?", kbs=["kb"]).prompt_tokens is None

@@ -82,3 +82,34 @@ def test_rerank_orders_globally_and_degrades_on_failure():
     assert none.degraded and "no reranker" in none.reason
     few = rerank("q", hits[:2], _Reranker(), 3)
     assert not few.scored and not few.degraded
+
+
+def test_first_question_is_searched_as_asked_without_an_llm_call(scripted):
+    gen = scripted(json_replies=[{"query": "should not be used"}])
+    assert rewrite("What is VAT?", [], gen, mode="auto", corpus_cjk=0.0) == ["What is VAT?"]
+    assert rewrite("增值税是什么？", [], gen, mode="auto", corpus_cjk=0.9) == ["增值税是什么？"]
+    assert gen.calls == []
+    assert rewrite("What is VAT?", [], gen, mode="off", corpus_cjk=0.0) == ["What is VAT?"] and gen.calls == []
+
+
+def test_follow_up_is_rewritten_in_auto_mode(scripted):
+    gen = scripted(json_replies=[{"query": "tax rate for companies in France"}])
+    qs = rewrite("and for companies?", [("What is the tax rate in France?", "It is 20% [1].")], gen,
+                 mode="auto", corpus_cjk=0.0)
+    assert qs[-1] == "tax rate for companies in France" and gen.calls[0]["json_schema"] is not None
+
+
+def test_first_question_in_another_language_is_translated_for_the_search(scripted):
+    gen = scripted(answers=["增值税的税率是多少？"])
+    qs = rewrite("What is the VAT rate?", [], gen, mode="auto", corpus_cjk=0.95)
+    assert qs == ["What is the VAT rate?", "增值税的税率是多少？"]
+    assert "Simplified Chinese" in gen.calls[0]["messages"][0]["content"]
+    gen = scripted(answers=["What is the VAT rate?"])
+    assert rewrite("增值税的税率是多少？", [], gen, mode="auto", corpus_cjk=0.02)[1] == "What is the VAT rate?"
+
+
+def test_a_translation_that_answers_or_invents_numbers_is_dropped(scripted):
+    # wrong script (the model answered in English), and a number the question does not have
+    for bad in ["The VAT rate is high.", "2019年的增值税税率是多少？", ""]:
+        assert rewrite("What is the VAT rate?", [], scripted(answers=[bad]), mode="auto", corpus_cjk=0.95) == \
+            ["What is the VAT rate?"]

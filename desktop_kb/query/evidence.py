@@ -1,0 +1,163 @@
+"""Evidence windows: the sentences of each passage that bear on the question, within a token budget.
+
+Prefill is most of an answer's time on a CPU, and a small model answers no worse from less text.
+So the LLM sees, per passage, a window around its best-matching sentences (question terms
+weighted by how rare they are in the knowledge base, and, when no term matches, as in a question
+asked in another language, the embedder's similarity) in reading order, with " … " where text was
+left out. Citations, quote checks and the viewer still work on the whole chunk: a window is made
+of the chunk's own sentences, so whatever the model takes from it is in the chunk.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..text.tokenize import is_cjk_char, tokenize
+from ..types import Hit
+from .support import sentence_spans
+from .term_stats import TermStats
+
+__all__ = ["GAP", "Window", "estimate_tokens", "evidence_windows"]
+
+GAP = " … "
+
+
+def estimate_tokens(text: str) -> int:
+    """LLM tokens of ``text``, roughly (Qwen-style BPE: ~0.9 per CJK character, ~4.6 other characters
+    per token); close enough to budget a prompt without loading the model."""
+    cjk = sum(1 for ch in text if is_cjk_char(ch))
+    return math.ceil(cjk * 0.87 + (len(text) - cjk) / 4.6)
+
+
+@dataclass(frozen=True)
+class Window:
+    """What the LLM sees of one passage: ``text`` is the chosen ``spans`` (offsets into the chunk's
+    text) joined by :data:`GAP`; the whole chunk when it fits."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+
+    @property
+    def whole(self) -> bool:
+        return len(self.spans) == 1 and self.spans[0][0] == 0
+
+
+def _idf(n_docs: int, df: int) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def _weights(queries: Sequence[str], stats: TermStats | None) -> dict[str, float]:
+    terms = {t for q in queries for t in tokenize(q)}
+    if not terms:
+        return {}
+    if stats is None or stats.n_docs <= 0:
+        return dict.fromkeys(terms, 1.0)
+    counts = stats.df(sorted(terms))
+    return {t: _idf(stats.n_docs, counts.get(t, 0)) for t in terms}
+
+
+def _choose(scores: Sequence[float], costs: Sequence[int], budget: int) -> list[int]:
+    """Sentence indexes: the best one with its neighbours, then the next best, while they fit."""
+    chosen: set[int] = set()
+    used = 0
+
+    def take(i: int) -> bool:
+        nonlocal used
+        if i in chosen or not 0 <= i < len(costs):
+            return True
+        if used + costs[i] > budget and chosen:
+            return False
+        chosen.add(i)
+        used += costs[i]
+        return True
+
+    for rank, i in enumerate(sorted(range(len(scores)), key=lambda k: (-scores[k], k))):
+        if scores[i] <= 0 and chosen:
+            break
+        if not take(i):
+            break
+        if rank == 0:  # the best sentence is read with the one before and after it
+            take(i - 1)
+            take(i + 1)
+    return sorted(chosen)
+
+
+def _merge(spans: Sequence[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Adjacent sentences become one span (only space between them)."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and not text[out[-1][1]:s].strip():
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+def window(
+    text: str, weights: dict[str, float], budget: int,
+    similarity: Callable[[str], float] | None = None,
+) -> Window:
+    """The window of one passage of ``text`` within ``budget`` tokens."""
+    if estimate_tokens(text) <= budget:
+        return Window(text, ((0, len(text)),))
+    spans = sentence_spans(text)
+    sentences = [text[s:e] for s, e in spans]
+    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(s))) for s in sentences]
+    if similarity is not None and not any(score > 0 for score in scores):
+        scores = [similarity(s) for s in sentences]
+    costs = [estimate_tokens(s) + 1 for s in sentences]
+    chosen = _choose(scores, costs, budget)
+    if len(chosen) == 1 and costs[chosen[0]] > budget:  # one huge sentence: its start
+        s, e = spans[chosen[0]]
+        cut = s
+        while cut < e and estimate_tokens(text[s:cut + 40]) <= budget:
+            cut += 40
+        merged = [(s, max(cut, s + 1))]
+    else:
+        merged = _merge([spans[i] for i in chosen], text)
+    shown = GAP.join(text[s:e] for s, e in merged)
+    if merged and merged[0][0] > 0:
+        shown = "… " + shown
+    if merged and merged[-1][1] < len(text.rstrip()):
+        shown += " …"
+    return Window(shown, tuple(merged))
+
+
+def evidence_windows(
+    queries: Sequence[str],
+    hits: Sequence[Hit],
+    *,
+    total_tokens: int,
+    passage_tokens: int,
+    stats: TermStats | None = None,
+    similarity: Callable[[str, str], float] | None = None,
+) -> list[Window]:
+    """One window per hit. The total budget is shared evenly, each passage capped at
+    ``passage_tokens``; what a short passage leaves over goes to the longer ones.
+    ``total_tokens <= 0`` keeps whole passages."""
+    if total_tokens <= 0 or not hits:
+        return [Window(h.chunk.text, ((0, len(h.chunk.text)),)) for h in hits]
+    weights = _weights(queries, stats)
+    needs = [estimate_tokens(h.chunk.text) for h in hits]
+    budgets = [0] * len(hits)
+    left, open_ = total_tokens, list(range(len(hits)))
+    while open_:  # water-filling: short passages whole, the rest share what remains evenly
+        share = max(1, left // len(open_))
+        cap = min(passage_tokens, share)
+        small = [i for i in open_ if needs[i] <= cap]
+        if not small:
+            for i in open_:
+                budgets[i] = cap
+            break
+        for i in small:
+            budgets[i] = needs[i]
+            left -= needs[i]
+            open_.remove(i)
+    question = queries[0] if queries else ""
+    out = []
+    for h, budget in zip(hits, budgets, strict=True):
+        sim = (lambda s: similarity(question, s)) if similarity is not None and question else None
+        out.append(window(h.chunk.text, weights, budget, sim))
+    return out
