@@ -15,10 +15,11 @@ from ..settings import Settings
 
 __all__ = ["cmd_answers", "cmd_probe", "cmd_retrieval", "register"]
 
-MODE_CHOICES = ("default", "dense", "sparse", "hybrid", "hybrid-equal", "hybrid+rerank", "all")
-TABLE_ORDER = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid+rerank", "default")
+MODE_CHOICES = ("default", "dense", "sparse", "hybrid", "hybrid-equal", "hybrid-convex", "hybrid+rerank", "all")
+TABLE_ORDER = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid-convex", "hybrid+rerank", "default")
 LABELS = {"dense": "dense", "sparse": "sparse (BM25)", "hybrid-equal": "hybrid-equal (RRF)",
-          "hybrid": "hybrid (adaptive)", "hybrid+rerank": "hybrid+rerank", "default": "default"}
+          "hybrid": "hybrid (adaptive)", "hybrid-convex": "hybrid (convex)", "hybrid+rerank": "hybrid+rerank",
+          "default": "default"}
 
 
 def register(subparsers: Any) -> None:
@@ -217,6 +218,9 @@ def fusion_verdict(summaries: dict[str, dict[str, Any]], tolerance: float = 0.00
     if "hybrid-equal" in summaries:
         eq = summaries["hybrid-equal"]["ndcg@10"]
         lines.append(f"equal-weight RRF {eq:.4f} ({eq - legs[best]:+.4f} vs {best}, {fused - eq:+.4f} for adaptive)")
+    if "hybrid-convex" in summaries:
+        cv = summaries["hybrid-convex"]["ndcg@10"]
+        lines.append(f"convex fusion {cv:.4f} ({cv - legs[best]:+.4f} vs {best}, {cv - fused:+.4f} vs adaptive RRF)")
     return "\n".join(lines)
 
 

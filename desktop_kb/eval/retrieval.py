@@ -4,7 +4,8 @@ Modes (all retrieve ``recall`` chunks, collapsed to documents by their best chun
 
 * ``dense`` / ``sparse``: one leg alone.
 * ``hybrid-equal``: classic equal-weight RRF (``adaptive=False``), the baseline.
-* ``hybrid``: adaptive weighted RRF, the product default.
+* ``hybrid``: adaptive weighted RRF.
+* ``hybrid-convex``: the same leg weights, fused by a convex combination of normalised scores.
 * ``hybrid+rerank``: hybrid, then the cross-encoder reorders the first ``query.recall`` chunks
   (what the answer pipeline reranks); needs a reranker.
 * ``default``: what the answer pipeline does: hybrid with the configured fusion, plus rerank when
@@ -33,7 +34,7 @@ __all__ = [
     "search_mode",
 ]
 
-ALL_MODES = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid+rerank", "default")
+ALL_MODES = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid-convex", "hybrid+rerank", "default")
 RERANK_MISSING = "needs a reranker: none installed"
 
 
@@ -84,18 +85,21 @@ def search_mode(
     from ..query.retrieve import retrieve
 
     q = lib.settings.query
+    fusion = "rrf"
     if mode in ("dense", "sparse"):
         leg, adaptive = mode, False
     elif mode == "hybrid-equal":
         leg, adaptive = "hybrid", False
     elif mode in ("hybrid", "hybrid+rerank"):
         leg, adaptive = "hybrid", True
+    elif mode == "hybrid-convex":
+        leg, adaptive, fusion = "hybrid", True, "convex"
     elif mode == "default":
-        leg, adaptive = "hybrid", q.adaptive_fusion
+        leg, adaptive, fusion = "hybrid", q.adaptive_fusion, q.fusion
     else:
         raise ValueError(f"unknown mode {mode!r}")
     result = retrieve([query], views, lib.embedder, recall=recall, rrf_k=q.rrf_k, adaptive=adaptive,
-                      mode=leg)  # type: ignore[arg-type]
+                      mode=leg, fusion=fusion)  # type: ignore[arg-type]
     hits = list(result.hits)
     if mode == "hybrid+rerank" or (mode == "default" and reranker is not None):
         if reranker is None:

@@ -130,7 +130,7 @@ def answer(
     def search(recall: int) -> tuple[tuple[Hit, ...], float | None]:
         with _timed(timings, "retrieve"):
             res = retrieve(queries, views, lib.embedder, flt=flt, recall=recall, rrf_k=q.rrf_k,
-                           adaptive=q.adaptive_fusion)
+                           adaptive=q.adaptive_fusion, fusion=q.fusion)
         return res.hits, res.best_dense
 
     hits, best_dense = search(q.recall)

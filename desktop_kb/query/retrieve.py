@@ -1,4 +1,5 @@
-"""Retrieval: for each query, the dense and sparse legs from every knowledge base, fused by RRF.
+"""Retrieval: for each query, the dense and sparse legs from every knowledge base, fused by RRF
+(or by a convex combination of normalised scores, ``query.fusion = "convex"``).
 
 Dense cosine scores are comparable across knowledge bases (same embedder), so dense lists are
 merged by score; BM25 scores are not (each KB has its own IDF), so each KB's sparse list enters
@@ -17,7 +18,7 @@ import numpy as np
 from ..ingest.manifest import Manifest
 from ..protocols import Embedder, ScoredRecord, SearchFilter, SparseEncoder, VectorStore
 from ..types import Chunk, Hit
-from .fuse import LegWeights, adaptive_weights, rrf, term_coverage
+from .fuse import LegWeights, adaptive_weights, convex, rrf, term_coverage
 
 __all__ = ["KBView", "Mode", "RetrievalResult", "hit_from_payload", "retrieve"]
 
@@ -59,6 +60,7 @@ def retrieve(
     rrf_k: int = 60,
     adaptive: bool = True,
     mode: Mode = "hybrid",
+    fusion: str = "rrf",
 ) -> RetrievalResult:
     dense_lists: list[list[ScoredRecord]] = []
     sparse_lists: list[tuple[list[ScoredRecord], float]] = []
@@ -88,7 +90,10 @@ def retrieve(
             top = merged_dense[0].score
             best_dense = top if best_dense is None else max(best_dense, top)
         dense_lists.append(merged_dense[:recall])
-    fused = rrf(dense_lists, sparse_lists, k=rrf_k, limit=recall)
+    if fusion == "convex" and mode == "hybrid":
+        fused = convex(dense_lists, sparse_lists, limit=recall)
+    else:
+        fused = rrf(dense_lists, sparse_lists, k=rrf_k, limit=recall)
     hits = tuple(
         hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
                          dense_score=f.dense_score, sparse_score=f.sparse_score)

@@ -83,7 +83,7 @@ def test_cli_all_modes_json(beir: Path, tmp_path: Path, capsys: pytest.CaptureFi
     out, err = capsys.readouterr()
     assert code == 0, err
     result = json.loads(out)
-    assert set(result) == {"dense", "sparse", "hybrid-equal", "hybrid", "default"}
+    assert set(result) == {"dense", "sparse", "hybrid-equal", "hybrid", "hybrid-convex", "default"}
     assert "needs a reranker: none installed" in err
     for mode, m in result.items():
         assert METRICS <= set(m), mode

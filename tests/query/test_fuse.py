@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from desktop_kb.protocols import ScoredRecord
-from desktop_kb.query.fuse import adaptive_weights, language_agreement, rrf, term_coverage
+from desktop_kb.query.fuse import adaptive_weights, convex, language_agreement, rrf, term_coverage
 
 
 def _recs(*ids: str) -> list[ScoredRecord]:
@@ -56,3 +56,26 @@ def test_mirrored_ranks_tie_is_broken_by_the_clearer_leg():
     fused = rrf([dense], [(sparse, 1.0)], k=60)
     assert fused[0].score == pytest.approx(fused[1].score)
     assert [f.id for f in fused] == ["a", "b"]
+
+
+def _scored(**scores: float) -> list[ScoredRecord]:
+    return [ScoredRecord(i, s, {"id": i}) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+
+def test_convex_fusion_matches_hand_computation_and_keeps_score_gaps():
+    dense = _scored(a=0.90, b=0.89, c=0.70)  # a and b nearly tied in the dense leg
+    sparse = _scored(b=12.0, a=2.0)  # BM25 clearly prefers b
+    fused = convex([dense], [(sparse, 1.0)], alpha=0.5)
+    scores = {f.id: f.score for f in fused}
+    assert scores["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
+    assert scores["b"] == pytest.approx(0.5 * (0.19 / 0.20) + 0.5 * 1.0)
+    assert scores["c"] == pytest.approx(0.0)
+    assert [f.id for f in fused] == ["b", "a", "c"]
+    # RRF sees only ranks: a (1st + 2nd) and b (2nd + 1st) tie there
+    assert {f.id for f in rrf([dense], [(sparse, 1.0)], k=60)[:2]} == {"a", "b"}
+
+
+def test_convex_fusion_with_zero_sparse_weight_is_the_dense_order():
+    fused = convex([_scored(a=0.9, b=0.8, c=0.1)], [(_scored(c=30.0, b=1.0), 0.0)], limit=2)
+    assert [f.id for f in fused] == ["a", "b"]
+    assert fused[0].dense_score == 0.9 and fused[1].sparse_score == 1.0
