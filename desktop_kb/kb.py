@@ -328,6 +328,7 @@ class Library(AdminMixin):
         on_token: Callable[[str], None] | None = None,
         on_restart: Callable[[], None] | None = None,
         cancel: CancelToken | None = None,
+        on_stage: Callable[[str, int], None] | None = None,
     ) -> Answer:
         """Answer from the documents. ``on_token`` streams the first attempt; when a citation
         correction retry happens, ``on_restart`` is called and the retry streams too (without
@@ -335,4 +336,4 @@ class Library(AdminMixin):
         from .query.pipeline import answer
 
         return answer(self, question, kbs=kbs, flt=flt, history=history, reading_order=reading_order,
-                      on_token=on_token, on_restart=on_restart, cancel=cancel)
+                      on_token=on_token, on_restart=on_restart, cancel=cancel, on_stage=on_stage)

@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 __all__ = [
     "FIRST_TOKEN",
+    "STAGE_CHECKING",
+    "STAGE_READING",
+    "STAGE_SEARCHING",
     "Answer",
     "Chunk",
     "Citation",
@@ -135,6 +138,8 @@ class FallbackDecision:
 
 
 FIRST_TOKEN = "first_token"
+# what an answer is doing, for a status line: (stage, count) through ``ask(on_stage=…)``
+STAGE_SEARCHING, STAGE_READING, STAGE_CHECKING = "searching", "reading", "checking"
 
 
 @dataclass(frozen=True)

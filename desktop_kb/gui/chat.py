@@ -3,10 +3,12 @@ under each answer, status lines, Stop, and conversations saved per knowledge bas
 
 The answer comes from an *ask function* run on the task runner:
 
-    ask_fn(question, kbs, history, on_token, cancel, on_restart) -> desktop_kb.types.Answer
+    ask_fn(question, kbs, history, on_token, cancel, on_restart, on_stage) -> desktop_kb.types.Answer
 
 (by default ``Library.ask``). Tokens stream in through the task's ``token`` signal; ``on_restart``
-means "the text streamed so far is void" (a citation-correction retry streams again).
+means "the text streamed so far is void" (a citation-correction retry streams again);
+``on_stage(stage, n)`` says what the answer is doing (searching, reading n passages, checking),
+shown in the status line until the first token streams.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..progress import CancelToken
-from ..types import Answer, Citation
+from ..types import STAGE_CHECKING, STAGE_READING, Answer, Citation
 from . import errors
 from .conversations import Conversation, ConversationStore, Turn
 from .i18n import tr
@@ -41,8 +43,8 @@ from .tasks import TaskHandle, TaskRunner
 
 __all__ = ["AskFn", "ChatWidget", "QuestionEdit", "citation_label", "citing_sentence"]
 
-AskFn = Callable[[str, list[str], list[tuple[str, str]], Callable[[str], None], CancelToken, Callable[[], None]],
-                 Answer]
+AskFn = Callable[[str, list[str], list[tuple[str, str]], Callable[[str], None], CancelToken, Callable[[], None],
+                  Callable[[str, int], None]], Answer]
 
 
 def citation_label(c: Citation) -> str:
@@ -264,8 +266,9 @@ class ChatWidget(QWidget):
             return lambda *args: slot(handle, *args)  # type: ignore[arg-type]
 
         handle = self.runner.run(
-            lambda ctx: ask_fn(question, kbs, history, ctx.on_token, ctx.cancel, ctx.on_restart), "ask",
-            token=mine(self._on_token), restarted=mine(self._on_restart), finished=mine(self._on_answer),
+            lambda ctx: ask_fn(question, kbs, history, ctx.on_token, ctx.cancel, ctx.on_restart, ctx.on_stage), "ask",
+            token=mine(self._on_token), restarted=mine(self._on_restart), stage=mine(self._on_stage),
+            finished=mine(self._on_answer),
             failed=mine(self._on_failed), cancelled=mine(self._on_cancelled))
         self._handle = handle
         self.status.setText(tr("Searching your documents…"))
@@ -302,6 +305,17 @@ class ChatWidget(QWidget):
         self._turn.answer += text
         if not self._render_timer.isActive():
             self._render_timer.start()
+
+    def _on_stage(self, handle: TaskHandle, stage: str, n: int) -> None:
+        if handle is not self._handle or self._turn is None:
+            return
+        if stage == STAGE_READING:
+            text = tr("Reading {n} passages…", n=n) if n != 1 else tr("Reading 1 passage…")
+        elif stage == STAGE_CHECKING:
+            text = tr("Checking the citations…")
+        else:
+            text = tr("Searching your documents…")
+        self.status.setText(text)
 
     def _on_restart(self, handle: TaskHandle) -> None:
         if handle is not self._handle or self._turn is None:
@@ -376,7 +390,7 @@ class ChatWidget(QWidget):
             notes.append(tr("Removed, because no cited passage supports it: {sentences}",
                             sentences=" ".join(f"“{r}”" for r in turn.removed)))
         if turn.rerank_degraded:
-            notes.append(tr("Reranker unavailable: passages were ranked without it, so the answer may be less precise."))
+            notes.append(tr("The reranker failed: passages were ranked without it, so the answer may be less precise."))
         return notes
 
     def turn_html(self, index: int, turn: Turn) -> str:

@@ -197,7 +197,8 @@ def make_demo_ask(lib: Library, delay_s: float = 0.03) -> Callable[..., Answer]:
     """An ask function with scripted answers for the sample questions (streamed, cancellable)."""
 
     def ask(question: str, kbs: list[str], history: list[tuple[str, str]], on_token: Callable[[str], None],
-            cancel: CancelToken, on_restart: Callable[[], None] | None = None) -> Answer:
+            cancel: CancelToken, on_restart: Callable[[], None] | None = None,
+            on_stage: Callable[[str, int], None] | None = None) -> Answer:
         key = next((k for k, v in QUESTIONS.items() if v[0] == question),
                    "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in question) else "en")
         _q, text, needles = QUESTIONS[key]
@@ -213,7 +214,6 @@ def make_demo_ask(lib: Library, delay_s: float = 0.03) -> Callable[..., Answer]:
         gen.chat([{"role": "user", "content": question}], on_token=on_token, cancel=cancel)
         if cancel.cancelled:
             raise Cancelled()
-        return Answer(question=question, text=text, status="answered", citations=tuple(citations),
-                      rerank_degraded=True)
+        return Answer(question=question, text=text, status="answered", citations=tuple(citations))
 
     return ask

@@ -129,6 +129,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
         self.model_label = QLabel()
         self.statusBar().addPermanentWidget(self.model_label)
+        self.ranking_label = QLabel()  # quiet and permanent: how passages are ranked
+        self.ranking_label.setObjectName("rankingLabel")
+        self.ranking_label.setStyleSheet("color: #777;")
+        self.statusBar().addPermanentWidget(self.ranking_label)
         self._update_model_label()
 
         self._build_actions()
@@ -234,11 +238,24 @@ class MainWindow(QMainWindow):
         self._filter_spec = self.filter_bar.spec()  # immutable: the answer worker reads it
 
     def _library_ask(self, question: str, kbs: list[str], history: list[tuple[str, str]],
-                     on_token: Callable[[str], None], cancel: Any, on_restart: Callable[[], None]) -> Any:
+                     on_token: Callable[[str], None], cancel: Any, on_restart: Callable[[], None],
+                     on_stage: Callable[[str, int], None] | None = None) -> Any:
         spec = self._filter_spec
         rows = [r for kb in kbs for r in self.lib.documents(kb)] if spec.ext else []
         return self.lib.ask(question, kbs=kbs, flt=spec.to_filter(rows), history=history, on_token=on_token,
-                            on_restart=on_restart, cancel=cancel)
+                            on_restart=on_restart, cancel=cancel, on_stage=on_stage)
+
+    def show_ranking(self, has_reranker: bool) -> None:
+        """The status bar says how passages are ranked; without a reranker that is the normal
+        hybrid ranking, said once here rather than on every answer."""
+        if has_reranker:
+            self.ranking_label.setText(tr("Ranking: hybrid search + reranker"))
+            self.ranking_label.setToolTip("")
+        else:
+            self.ranking_label.setText(tr("Ranking: hybrid search"))
+            self.ranking_label.setToolTip(tr(
+                "Passages are ranked by meaning and by keywords together. A reranker model, if you "
+                "install one (see the README), reorders them more finely."))
 
     def preload_models(self) -> TaskHandle:
         """Load the embedder and the answer model in the background, so the first question is
@@ -251,8 +268,7 @@ class MainWindow(QMainWindow):
             return lib.reranker is not None
 
         def loaded(has_reranker: Any) -> None:
-            if not has_reranker:
-                self.statusBar().showMessage(tr("Reranker unavailable: answers are ranked without it."), 8000)
+            self.show_ranking(bool(has_reranker))
 
         return self._run(load, "preload", loaded)
 

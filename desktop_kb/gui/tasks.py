@@ -41,6 +41,7 @@ class TaskSignals(QObject):
     progress = Signal(object)  # IngestProgress (throttled)
     token = Signal(str)  # streamed LLM text
     restarted = Signal()  # the streamed text so far is void (e.g. a citation-correction retry)
+    stage = Signal(str, int)  # what an answer is doing: (stage, count), see desktop_kb.types.STAGE_*
     finished = Signal(object)  # the function's return value
     failed = Signal(object)  # the exception (not Cancelled)
     cancelled = Signal()
@@ -69,6 +70,9 @@ class TaskContext:
 
     def on_restart(self) -> None:
         self._handle.signals.restarted.emit()
+
+    def on_stage(self, stage: str, n: int = 0) -> None:
+        self._handle.signals.stage.emit(stage, int(n))
 
 
 class TaskHandle:
@@ -143,6 +147,7 @@ class TaskRunner(QObject):
         progress: Callable[..., Any] | None = None,
         token: Callable[..., Any] | None = None,
         restarted: Callable[..., Any] | None = None,
+        stage: Callable[..., Any] | None = None,
         done: Callable[..., Any] | None = None,
     ) -> TaskHandle:
         """Start ``fn(ctx)`` on the pool, with the given slots connected first."""
@@ -152,7 +157,7 @@ class TaskRunner(QObject):
         live = self._live
         for signal, slot in ((sig.finished, finished), (sig.failed, failed), (sig.cancelled, cancelled),
                              (sig.progress, progress), (sig.token, token), (sig.restarted, restarted),
-                             (sig.done, done)):
+                             (sig.stage, stage), (sig.done, done)):
             if slot is not None:
                 signal.connect(lambda *args, _slot=slot: _slot(*args) if live.is_set() else None)
         sig.done.connect(lambda h=handle: self._on_done(h) if live.is_set() else None)

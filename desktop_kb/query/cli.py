@@ -68,7 +68,7 @@ def _print_sources(a: Answer) -> None:
             if i not in cited:
                 print(f"  [{i}] {passage_label(h)}: {h.chunk.text[:120].replace(chr(10), ' ')}")
     if a.rerank_degraded:
-        print("(rerank unavailable: passages are in retrieval order)", file=sys.stderr)
+        print("(the reranker failed: passages are in retrieval order)", file=sys.stderr)
 
 
 def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[tuple[str, str]],

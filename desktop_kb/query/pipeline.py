@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
 from ..protocols import Embedder, SearchFilter, TokenCounter
-from ..types import FIRST_TOKEN, Answer, FallbackDecision, Hit
+from ..types import FIRST_TOKEN, STAGE_CHECKING, STAGE_READING, STAGE_SEARCHING, Answer, FallbackDecision, Hit
 from .citations import (
     NO_CITATION,
     WRONG_LANGUAGE,
@@ -113,8 +113,16 @@ def answer(
     on_token: Callable[[str], None] | None = None,
     on_restart: Callable[[], None] | None = None,
     cancel: CancelToken | None = None,
+    on_stage: Callable[[str, int], None] | None = None,
 ) -> Answer:
+    """``on_stage(stage, n)`` tells what the answer is doing: searching, reading n passages (the
+    LLM's prefill, until the first token streams), checking the citations."""
     started = time.perf_counter()
+
+    def stage(name: str, n: int = 0) -> None:
+        if on_stage is not None:
+            on_stage(name, n)
+
     question = " ".join(question.split())
     q = lib.settings.query
     timings: dict[str, float] = {}
@@ -123,6 +131,7 @@ def answer(
     generator = lib.generator  # fails early with a clear message when the LLM is missing
     small = lib.small_generator
 
+    stage(STAGE_SEARCHING)
     with _timed(timings, "rewrite"):
         queries = rewrite(question, history, small, max_queries=q.max_queries, cancel=cancel, mode=q.rewrite,
                           corpus_cjk=corpus_cjk(views))
@@ -172,6 +181,8 @@ def answer(
         windows = [w.text for w in evidence_windows(queries, passages, total_tokens=q.evidence_tokens,
                                                     passage_tokens=q.passage_tokens, stats=stats, similarity=sim)]
 
+    stage(STAGE_READING, len(passages))
+
     def first(piece: str) -> None:
         if FIRST_TOKEN not in timings:
             timings[FIRST_TOKEN] = round((time.perf_counter() - started) * 1000, 1)
@@ -182,6 +193,7 @@ def answer(
         text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
                                   on_token=first, cancel=cancel, texts=windows)
     prompt_tokens = generator.count_tokens(messages) if isinstance(generator, TokenCounter) else None
+    stage(STAGE_CHECKING)
     with _timed(timings, "validate"):
         check = check_text(text)
 

@@ -19,13 +19,13 @@ log = logging.getLogger(__name__)
 class RerankResult:
     hits: tuple[Hit, ...]
     scored: bool  # True when the hits carry real cross-encoder scores
-    degraded: bool  # True when a reranker was expected but unavailable or failed
+    degraded: bool  # True when the installed reranker failed (no reranker at all is a normal setup)
     reason: str = ""
 
 
 def rerank(question: str, hits: Sequence[Hit], reranker: Reranker | None, top_k: int) -> RerankResult:
     if reranker is None:
-        return RerankResult(tuple(hits[:top_k]), scored=False, degraded=True, reason="no reranker installed")
+        return RerankResult(tuple(hits[:top_k]), scored=False, degraded=False, reason="no reranker installed")
     if len(hits) <= top_k:
         return RerankResult(tuple(hits), scored=False, degraded=False, reason="skipped: few candidates")
     try:

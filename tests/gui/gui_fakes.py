@@ -14,7 +14,7 @@ from desktop_kb.errors import Cancelled
 from desktop_kb.gui.demo import minimal_json
 from desktop_kb.kb import Library
 from desktop_kb.progress import CancelToken
-from desktop_kb.types import Answer, Citation, FallbackDecision
+from desktop_kb.types import STAGE_READING, Answer, Citation, FallbackDecision
 
 ANSWER = "The invoice is due on March 15 [1]."
 QUOTE = "due on March 15"
@@ -111,6 +111,8 @@ class FakeAsk:
         self.lib, self.text, self.delay_s, self.error, self.status = lib, text, delay_s, error, status
         self.removed: tuple[tuple[str, str], ...] = ()
         self.problems = problems
+        self.rerank_degraded = False
+        self.reading_s = 0.0  # how long "reading the passages" (the LLM's prefill) takes
         self.calls: list[dict[str, Any]] = []
         self.tokens_sent: list[str] = []
         self.stopped_at: float | None = None
@@ -118,8 +120,10 @@ class FakeAsk:
 
     def __call__(self, question: str, kbs: list[str], history: list[tuple[str, str]],
                  on_token: Callable[[str], None], cancel: CancelToken,
-                 on_restart: Callable[[], None] | None = None) -> Answer:
+                 on_restart: Callable[[], None] | None = None,
+                 on_stage: Callable[[str, int], None] | None = None) -> Answer:
         self.calls.append({"question": question, "kbs": list(kbs), "history": list(history)})
+        stage = on_stage or (lambda _s, _n: None)
         try:
             if self.error is not None:
                 raise self.error
@@ -131,6 +135,8 @@ class FakeAsk:
                             heading_path=c.heading_path, start=c.start, end=c.end, quote=QUOTE,
                             quote_start=at, quote_end=at + len(QUOTE),
                             evidence=((md.rindex("\n", 0, at) + 1, md.index(".", at) + 1),))
+            stage(STAGE_READING, 1)
+            time.sleep(self.reading_s)
             for tok in _tokens(self.text):
                 if cancel.cancelled:
                     self.stopped_at = time.monotonic()
@@ -143,7 +149,8 @@ class FakeAsk:
                               fallback=FallbackDecision("reject" if self.status == "refused" else "clarify",
                                                         self.text))
             return Answer(question=question, text=self.text, status="answered", citations=(cite,),
-                          passages=(hit,), rerank_degraded=True, problems=self.problems, removed=self.removed)
+                          passages=(hit,), rerank_degraded=self.rerank_degraded, problems=self.problems,
+                          removed=self.removed)
         finally:
             self.finished.set()
 

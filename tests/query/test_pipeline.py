@@ -38,7 +38,7 @@ def test_answer_streams_and_carries_structured_citations(settings, folder, scrip
     assert c.n == 1 and c.path.endswith(".md") and c.quote == "within 30 days of receipt"
     passage = a.passages[0].chunk
     assert passage.start <= c.quote_start < c.quote_end <= passage.end
-    assert a.rerank_degraded  # no reranker installed
+    assert not a.rerank_degraded  # no reranker installed is the normal path, not a degradation
     assert set(a.timings_ms) >= {"rewrite", "retrieve", "rerank", "generate", "validate"}
     assert a.queries[0] == "When must invoices be paid?"
 
