@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_answer.py --data-dir /tmp/bench --limit 16 --json
     .venv/bin/python benchmarks/bench_answer.py --dataset ../shared/eval/qa/cmrc2018_dev --limit 8
+    .venv/bin/python benchmarks/bench_answer.py --compare before.jsonl after.jsonl
 
 Every question goes through ``Library.ask`` with the real models (the same sample and order as
 ``desktop-kb eval answers --limit N``). Per question: the answer prompt's tokens, the time to the
@@ -111,15 +112,20 @@ def run_set(settings: Any, dataset: Path, limit: int, answerable_only: bool, per
                         "ttft_over_prefill": round(ttft / bare, 3) if bare else None}
             score = score_answer(item, ans, prep.doc_id)
             scores.append(score)
-            row |= {"contains_gold": score.contains_gold, "gold_supported": score.gold_supported}
+            row |= {"answerable": item.answerable, "contains_gold": score.contains_gold,
+                    "gold_supported": score.gold_supported}
             rows.append(row)
             if per_item is not None:
                 per_item.write(json.dumps({"set": ds.name, **row}, ensure_ascii=False) + "\n")
                 per_item.flush()
             sys.stderr.write(f"{ds.name} {i}/{len(items)}: {ans.status} {total / 1000:.1f} s, "
                              f"{row.get('prompt_tokens')} prompt tokens\n")
+    return summarise(rows) | {"quality": {k: v for k, v in aggregate(scores).items() if k in KEEP}}
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     timed = [r for r in rows if "ttft_ms" in r]
-    quality = aggregate(scores)
+    answerable = [r for r in rows if r.get("answerable")]
     return {
         "questions": len(rows),
         "prompt_tokens": dist([r["prompt_tokens"] for r in timed]),
@@ -128,8 +134,29 @@ def run_set(settings: Any, dataset: Path, limit: int, answerable_only: bool, per
         "ttft_over_prefill": dist([r["ttft_over_prefill"] for r in timed if r["ttft_over_prefill"]]),
         "total_ms": dist([r["total_ms"] for r in rows]),
         "llm_calls": dist([r["llm_calls"] for r in rows]),
-        "quality": {k: quality[k] for k in KEEP},
+        "answerable": len(answerable),
+        "contains_gold": sum(bool(r["contains_gold"]) for r in answerable),
+        "gold_supported": sum(bool(r["gold_supported"]) for r in answerable),
+        "answered": sum(r["status"] == "answered" for r in rows),
+        "refused_unanswerable": sum(r["status"] != "answered" for r in rows if not r.get("answerable")),
     }
+
+
+def compare(before: Path, after: Path) -> dict[str, Any]:
+    """Both per-item files summarised on the questions they have in common (a run stopped early
+    is compared on what it did)."""
+    runs = [{(r["set"], r["id"]): r for r in map(json.loads, p.read_text(encoding="utf-8").splitlines()) if r}
+            for p in (before, after)]
+    common = [k for k in runs[0] if k in runs[1]]
+    for k in common:  # per-item files written before the field existed
+        for run, other in ((runs[0], runs[1]), (runs[1], runs[0])):
+            run[k].setdefault("answerable", other[k].get("answerable"))
+    out: dict[str, Any] = {}
+    for name in sorted({s for s, _ in common}):
+        keys = [k for k in common if k[0] == name]
+        out[name] = {label: summarise([run[k] for k in keys]) for label, run in zip(("before", "after"), runs,
+                                                                                     strict=True)}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,11 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", action="append", type=Path, help="QA folder (repeatable); default SQuAD + CMRC")
     ap.add_argument("--limit", type=int, default=16, help="the `eval answers --limit` sample of each set")
     ap.add_argument("--answerable-only", action="store_true")
-    ap.add_argument("--data-dir", type=Path, required=True, help="data folder (eval knowledge bases are cached)")
+    ap.add_argument("--data-dir", type=Path, help="data folder (eval knowledge bases are cached)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                    help="summarise two --per-item files on their common questions, then stop")
     ap.add_argument("--per-item", type=Path, help="also write one JSON line per question")
     ap.add_argument("--no-prefix-cache", action="store_true", help="keep no system-prompt states (the old way)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.compare:
+        sys.stdout.write(json.dumps(compare(*args.compare), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if args.data_dir is None:
+        ap.error("--data-dir is required")
 
     from desktop_kb.settings import load_settings
 
