@@ -35,6 +35,10 @@ def register(subparsers: Any) -> None:
     r.add_argument("--cached-translations-only", action="store_true",
                    help="with --query-lang: use only translations already cached (no LLM), skip the other queries")
     r.add_argument("--recall", type=int, default=100, help="chunks retrieved per query (default 100)")
+    r.add_argument("--rewrite", choices=("off", "auto", "always"), default="off",
+                   help="also search each query's LLM rewrite as the answer pipeline would with "
+                        "query.rewrite set so (auto: only a translation, when the query's language is not "
+                        "the corpus's); rewrites are cached")
     r.add_argument("--per-query", metavar="FILE", help="also write per-query rankings and weights (JSONL)")
     r.add_argument("--cache-dir", help="where the corpus files and translations are cached "
                                        "(default: <data dir>-eval, beside the data folder)")
@@ -130,9 +134,15 @@ def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
             queries = {q: done[q] for q in queries if q in done}
             translated_note = f"queries translated {source_lang}→{args.query_lang} by the local LLM"
 
+        views = kb_views(lib, [prep.name])
+        searched: dict[str, Any] = dict(queries)
+        if args.rewrite != "off":
+            from .rewrites import rewrite_queries
+
+            searched = rewrite_queries(lib, views, queries, args.rewrite, prep.cache_dir,
+                                       on_progress=_counter(f"rewrite {args.rewrite}"))
         modes = list(TABLE_ORDER) if args.mode == "all" else [args.mode]
         reranker, rerank_why = _reranker(lib)
-        views = kb_views(lib, [prep.name])
         by_hit: dict[str, str] = {}
 
         def doc_of(hit: Any) -> str:
@@ -149,12 +159,13 @@ def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
                 skipped[mode] = RERANK_MISSING if rerank_why == "none installed" else rerank_why
                 _err(f"{mode}: {skipped[mode]} (skipped)")
                 continue
-            if mode == "default" and reranker is None and settings.query.adaptive_fusion and "hybrid" in results:
-                h = results["hybrid"]  # identical to hybrid without a reranker: don't run it twice
+            same = "hybrid-convex" if settings.query.fusion == "convex" else "hybrid"
+            if mode == "default" and reranker is None and settings.query.adaptive_fusion and same in results:
+                h = results[same]  # identical without a reranker: don't run it twice
                 results[mode] = ModeResult(mode, h.metrics, h.latencies_ms, h.rankings, h.weights,
-                                           note="= hybrid (no reranker installed)")
+                                           note=f"= {same} (no reranker installed)")
                 continue
-            res = run_mode(lib, views, mode, queries, ds.qrels, doc_of, recall=args.recall, reranker=reranker,
+            res = run_mode(lib, views, mode, searched, ds.qrels, doc_of, recall=args.recall, reranker=reranker,
                            on_query=_counter(f"{mode}"))
             if mode == "default":
                 res.note = ("hybrid + rerank" if reranker is not None else "hybrid (no reranker installed)")

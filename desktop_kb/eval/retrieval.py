@@ -79,9 +79,13 @@ def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, n: int) -> 
 
 
 def search_mode(
-    lib: Any, views: Sequence[Any], query: str, mode: str, *, recall: int, reranker: Reranker | None,
+    lib: Any, views: Sequence[Any], query: str | Sequence[str], mode: str, *, recall: int,
+    reranker: Reranker | None,
 ) -> tuple[list[Hit], dict[str, float] | None]:
-    """One query in one mode: the ranked chunk hits and (hybrid modes) the sparse leg weights."""
+    """One query (or a question with its rewrite: the first is the question) in one mode: the
+    ranked chunk hits and (hybrid modes) the sparse leg weights of the first."""
+    searched = [query] if isinstance(query, str) else list(query)
+    query = searched[0]
     from ..query.retrieve import retrieve
 
     q = lib.settings.query
@@ -98,7 +102,7 @@ def search_mode(
         leg, adaptive, fusion = "hybrid", q.adaptive_fusion, q.fusion
     else:
         raise ValueError(f"unknown mode {mode!r}")
-    result = retrieve([query], views, lib.embedder, recall=recall, rrf_k=q.rrf_k, adaptive=adaptive,
+    result = retrieve(searched, views, lib.embedder, recall=recall, rrf_k=q.rrf_k, adaptive=adaptive,
                       mode=leg, fusion=fusion)  # type: ignore[arg-type]
     hits = list(result.hits)
     if mode == "hybrid+rerank" or (mode == "default" and reranker is not None):
@@ -117,7 +121,7 @@ def run_mode(
     lib: Any,
     views: Sequence[Any],
     mode: str,
-    queries: Mapping[str, str],
+    queries: Mapping[str, str | Sequence[str]],
     qrels: Mapping[str, Mapping[str, int]],
     doc_of: Callable[[Hit], str],
     *,

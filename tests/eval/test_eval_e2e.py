@@ -156,3 +156,21 @@ def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scr
     assert [r["status"] for r in rows] == ["answered", "refused"]
     assert rows[0]["contains_gold"] and rows[0]["citations_valid"]
     assert summary["refusal_rate_unanswerable"] == 1.0 and summary["false_refusal_rate"] == 0.0
+
+
+def test_rewrites_are_searched_and_cached(beir: Path, settings: Settings, tmp_path: Path, scripted) -> None:
+    from desktop_kb.eval.rewrites import rewrite_queries
+
+    ds = load_beir(beir)
+    gen = scripted(json_replies=[{"query": "plants chloroplasts energy"}, {"query": "penicillin antibiotic"},
+                                 {"query": "glaciers ice"}])
+    with Library.open(settings, embedder=HashEmbedder(), reranker=None, generator=gen) as lib:
+        prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1)
+        views = kb_views(lib, [prep.name])
+        auto = rewrite_queries(lib, views, ds.queries, "auto", tmp_path)
+        assert auto == {q: [t] for q, t in ds.queries.items()} and gen.calls == []  # same language: no LLM
+        always = rewrite_queries(lib, views, ds.queries, "always", tmp_path)
+        assert always["q1"] == ["chloroplasts sunlight", "plants chloroplasts energy"] and len(gen.calls) == 3
+        assert rewrite_queries(lib, views, ds.queries, "always", tmp_path) == always and len(gen.calls) == 3
+        res = run_mode(lib, views, "hybrid", always, ds.qrels, lambda h: prep.doc_id(h.chunk.path), recall=100)
+    assert res.rankings["q1"][0] == "d1" and res.metrics["queries"] == 3
