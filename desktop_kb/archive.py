@@ -3,7 +3,7 @@
 The archive (a zip) holds ``desktop-kb-archive.json`` (format, the base's name, embedder id and
 dimension, sparse encoder id, chunker, BM25 statistics and the SHA-256 of every other member),
 ``manifest.sqlite`` (files, tags, vocabulary counts), ``docs/`` (the converted Markdown and OCR
-line boxes citations point into) and ``points.jsonl`` (every passage: id, payload, the sparse
+line boxes citations point into, and each document's table of contents) and ``points.jsonl`` (every passage: id, payload, the sparse
 vector and the dense vector as base64 float32, so vectors come back byte for byte).
 
 Import checks every checksum and member name before writing anything, refuses a base built
@@ -35,7 +35,7 @@ __all__ = ["FORMAT", "export_kb", "import_kb", "read_header"]
 
 FORMAT = 1
 HEADER = "desktop-kb-archive.json"
-_MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json)")
+_MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json|toc\.json)")
 _META_KEYS = ("embedder", "dim", "sparse", "chunker", "bm25_avg_len", "bm25_len_samples", "require_owner")
 
 

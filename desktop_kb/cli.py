@@ -167,6 +167,13 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
             _print_json({"pushed": args.name, "url": args.url, "points": n}) if args.json else print(
                 f"Copied {n} passages of {args.name!r} to {args.url}. Use it there with the setting "
                 f"store.url = {args.url}.")
+        elif args.kb_command == "toc":
+            from .ingest.toc import format_toc, toc_to_json
+
+            doc_id = lib.doc_id_of(args.name, args.path)
+            toc = lib.document_toc(args.name, doc_id)
+            _print_json({"path": str(args.path), "doc_id": doc_id, "toc": toc_to_json(toc)}) if args.json \
+                else print(format_toc(toc))
         elif args.kb_command in ("tag", "set-owner"):
             edits = ({"owner": args.owner} if args.kb_command == "set-owner"
                      else {"add": args.add or [], "remove": args.remove or []})
@@ -332,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     pu.add_argument("--url", required=True)
     pu.add_argument("--api-key")
     pu.add_argument("--json", action="store_true")
+    tc = kbs.add_parser("toc", help="a document's table of contents (sections, pages, token estimates)")
+    tc.add_argument("name")
+    tc.add_argument("path")
+    tc.add_argument("--json", action="store_true")
     rm = kbs.add_parser("remove", help="remove files from a knowledge base")
     rm.add_argument("name")
     rm.add_argument("paths", nargs="+")

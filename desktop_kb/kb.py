@@ -22,6 +22,7 @@ from .ingest.manifest import DocumentRow, Manifest
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from .kb_admin import AdminMixin, KBInfo, validate_kb_name
+from .kb_documents import DocumentsMixin
 from .progress import CancelToken, ProgressCallback, null_progress
 from .protocols import Embedder, Generator, OcrEngine, Reranker, SearchFilter, SparseEncoder, VectorStore
 from .settings import Settings
@@ -30,7 +31,7 @@ from .types import Answer, Hit, IngestReport, OcrPage
 __all__ = ["KBInfo", "Library", "validate_kb_name"]
 
 
-class Library(AdminMixin):
+class Library(AdminMixin, DocumentsMixin):
     def __init__(
         self,
         settings: Settings,

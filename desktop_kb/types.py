@@ -81,6 +81,7 @@ class ConvertedDocument:
     title: str = ""
     warnings: tuple[str, ...] = ()
     ocr: tuple[OcrPage, ...] = ()  # the pages that were read by OCR
+    outline: tuple[tuple[int, str, int], ...] = ()  # a PDF's bookmarks: (level from 1, title, page)
 
 
 @dataclass(frozen=True)

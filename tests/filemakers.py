@@ -28,10 +28,12 @@ def _rc4(key: bytes, data: bytes) -> bytes:
     return bytes(out)
 
 
-def make_pdf(pages: list[list[str]], *, password: str | None = None) -> bytes:
+def make_pdf(pages: list[list[str]], *, password: str | None = None,
+             outline: list[tuple[str, int, list]] | None = None) -> bytes:
     """A valid PDF with one Helvetica text line per string; an empty list is a page with no text.
 
     With ``password``, the file is encrypted with the standard security handler (RC4, 40 bits, R2).
+    ``outline`` adds bookmarks: (title, 1-based page, children) items, nested.
     """
     n = len(pages)
     objects: dict[int, bytes] = {
@@ -78,6 +80,8 @@ def make_pdf(pages: list[list[str]], *, password: str | None = None) -> bytes:
             file_id.hex().encode(),
             file_id.hex().encode(),
         )
+    if outline:
+        _add_outline(objects, outline, n, max([*objects, *streams]) + 1)
     for num, data in streams.items():
         if key:
             data = _rc4(hashlib.md5(key + num.to_bytes(3, "little") + b"\0\0").digest()[:10], data)
@@ -97,6 +101,29 @@ def make_pdf(pages: list[list[str]], *, password: str | None = None) -> bytes:
     )
     return bytes(out)
 
+def _add_outline(objects: dict[int, bytes], outline: list[tuple[str, int, list]], n_pages: int, root: int) -> None:
+    """Bookmark objects from object number ``root`` on; the catalog points at them."""
+    next_num = [root + 1]
+
+    def items(entries: list[tuple[str, int, list]], parent: int) -> tuple[int, int, int]:
+        nums = list(range(next_num[0], next_num[0] + len(entries)))
+        next_num[0] += len(entries)
+        count = len(entries)
+        for i, (title, page, kids) in enumerate(entries):
+            extra = b""
+            if kids:
+                first, last, k = items(kids, nums[i])
+                extra = b" /First %d 0 R /Last %d 0 R /Count %d" % (first, last, k)
+                count += k
+            links = (b" /Prev %d 0 R" % nums[i - 1] if i else b"") + \
+                (b" /Next %d 0 R" % nums[i + 1] if i + 1 < len(nums) else b"")
+            objects[nums[i]] = (b"<< /Title (" + title.encode("cp1252") + b") /Parent %d 0 R" % parent + links
+                                + b" /Dest [%d 0 R /Fit]" % (4 + 2 * (min(page, n_pages) - 1)) + extra + b" >>")
+        return nums[0], nums[-1], count
+
+    first, last, count = items(outline, root)
+    objects[root] = b"<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>" % (first, last, count)
+    objects[1] = b"<< /Type /Catalog /Pages 2 0 R /Outlines %d 0 R >>" % root
 
 
 def make_docx(path: Path, paragraphs: list[tuple[str, str]]) -> Path:

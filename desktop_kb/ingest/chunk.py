@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..settings import ChunkSettings
 from ..types import Chunk, Page
 
-__all__ = ["chunk_document", "embed_text", "sections"]
+__all__ = ["Heading", "chunk_document", "embed_text", "headings", "sections"]
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -37,11 +37,17 @@ class Section:
     end: int
 
 
-def sections(markdown: str) -> list[Section]:
-    """Body spans of the heading tree (text before the first heading has an empty path)."""
-    out: list[Section] = []
-    path: list[tuple[int, str]] = []
-    body_start = 0
+@dataclass(frozen=True)
+class Heading:
+    level: int  # 1–6
+    title: str
+    start: int  # the heading line's offset
+    body_start: int  # just after the heading line
+
+
+def headings(markdown: str) -> list[Heading]:
+    """The ATX headings of ``markdown`` in order (none inside code fences)."""
+    out: list[Heading] = []
     pos = 0
     in_fence = False
     for line in markdown.splitlines(keepends=True):
@@ -50,13 +56,22 @@ def sections(markdown: str) -> list[Section]:
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(stripped)
         if m:
-            out.append(Section(tuple(t for _, t in path), body_start, pos))
-            level, title = len(m.group(1)), _clean_title(m.group(2))
-            while path and path[-1][0] >= level:
-                path.pop()
-            path.append((level, title))
-            body_start = pos + len(line)
+            out.append(Heading(len(m.group(1)), _clean_title(m.group(2)), pos, pos + len(line)))
         pos += len(line)
+    return out
+
+
+def sections(markdown: str) -> list[Section]:
+    """Body spans of the heading tree (text before the first heading has an empty path)."""
+    out: list[Section] = []
+    path: list[tuple[int, str]] = []
+    body_start = 0
+    for h in headings(markdown):
+        out.append(Section(tuple(t for _, t in path), body_start, h.start))
+        while path and path[-1][0] >= h.level:
+            path.pop()
+        path.append((h.level, h.title))
+        body_start = h.body_start
     out.append(Section(tuple(t for _, t in path), body_start, len(markdown)))
     return [s for s in out if markdown[s.start:s.end].strip()]
 

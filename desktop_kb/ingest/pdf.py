@@ -33,6 +33,7 @@ def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None)
         pdf = _open(fh, name, password)
         try:
             texts = [_with_page(pdf, i, _text_layer) for i in range(len(pdf))]  # type: ignore[arg-type]
+            outline = _outline(pdf)
             if ocr is not None and ocr.enabled:
                 todo = [i for i, t in enumerate(texts) if ocr.mode == "force" or needs_ocr(t)]
                 counter = PageCounter(ocr, len(todo))
@@ -51,7 +52,26 @@ def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None)
                                     "The scan may be blank, too faint or too small to read.")
         raise NoExtractableText(f"{name} has no extractable text (scanned or empty PDF?).", _ocr_hint(ocr))
     markdown, pages = join_pages(list(enumerate(texts, start=1)))
-    return ConvertedDocument(markdown, pages, path.stem, _warnings(name, pages, skipped, ocr), tuple(scanned))
+    return ConvertedDocument(markdown, pages, path.stem, _warnings(name, pages, skipped, ocr), tuple(scanned),
+                             outline)
+
+
+def _outline(pdf: object, limit: int = 2000) -> tuple[tuple[int, str, int], ...]:
+    """The bookmarks that point at a page: (level from 1, title, page number). A damaged outline
+    is no reason to fail the file: it is then left out."""
+    out: list[tuple[int, str, int]] = []
+    try:
+        for bookmark in pdf.get_toc():  # type: ignore[attr-defined]
+            dest = bookmark.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = " ".join((bookmark.get_title() or "").split())
+            if index is not None and title:
+                out.append((bookmark.level + 1, title[:200], index + 1))
+            if len(out) >= limit:
+                break
+    except Exception:  # pypdfium2 raises its own errors on broken outlines
+        return ()
+    return tuple(out)
 
 
 def _open(fh: object, name: str, password: str | None) -> object:

@@ -33,6 +33,7 @@ from .embed import embed_chunks
 from .manifest import DocumentRow, Manifest
 from .metadata import set_metadata
 from .ocr import OcrOptions, anchor_lines, save_pages
+from .toc import build_toc, save_toc
 from .write import build_points, write_points
 
 __all__ = ["IngestTarget", "ingest", "recover", "remove_documents"]
@@ -100,6 +101,7 @@ def _drop_markdown(target: IngestTarget, doc_id: str) -> None:
     if not target.manifest.doc_id_in_use(doc_id):
         (target.docs_dir / f"{doc_id}.md").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.ocr.json").unlink(missing_ok=True)
+        (target.docs_dir / f"{doc_id}.toc.json").unlink(missing_ok=True)
 
 
 def _convert(src: SourceFile, pdf_password: str | None, ocr: OcrOptions) -> ConvertedDocument:
@@ -245,6 +247,8 @@ def _commit_file(
     tmp = md_path.with_suffix(".md.tmp")
     tmp.write_text(doc.markdown, encoding="utf-8")
     tmp.replace(md_path)
+    save_toc(target.docs_dir / f"{src.doc_id}.toc.json",
+             build_toc(doc.markdown, chunks, title=doc.title, pages=doc.pages, outline=doc.outline))
     ocr_path = target.docs_dir / f"{src.doc_id}.ocr.json"
     if doc.ocr:
         save_pages(ocr_path, doc.ocr)

@@ -14,7 +14,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..text.tokenize import is_cjk_char, tokenize
+from ..text.budget import estimate_tokens
+from ..text.tokenize import tokenize
 from ..types import Hit
 from .support import sentence_spans
 from .term_stats import TermStats
@@ -22,13 +23,6 @@ from .term_stats import TermStats
 __all__ = ["GAP", "Window", "estimate_tokens", "evidence_windows"]
 
 GAP = " … "
-
-
-def estimate_tokens(text: str) -> int:
-    """LLM tokens of ``text``, roughly (Qwen-style BPE: ~0.9 per CJK character, ~4.6 other characters
-    per token); close enough to budget a prompt without loading the model."""
-    cjk = sum(1 for ch in text if is_cjk_char(ch))
-    return math.ceil(cjk * 0.87 + (len(text) - cjk) / 4.6)
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,20 @@ def test_paraphrased_injections_in_english_and_chinese_are_ignored(lib):
     assert "倒闭" not in z.text
     _assert_grounded(z, "二十人")
 
+
+
+def test_english_question_over_chinese_documents_is_searched_translated(lib, tmp_path):
+    from desktop_kb.text.tokenize import cjk_ratio
+
+    zh = tmp_path / "zh"
+    zh.mkdir()
+    (zh / "财务制度.md").write_text(
+        "# 财务制度\n\n## 发票\n\n增值税专用发票应在交易发生后三十天内开具，逾期不得补开。\n\n"
+        "## 差旅\n\n员工出差住宿费用每晚不超过五百元，需凭发票报销。\n", encoding="utf-8")
+    (zh / "食堂.md").write_text("# 食堂\n\n食堂每天中午十一点半开门，下午两点关门。\n", encoding="utf-8")
+    lib.ingest("zh", [zh])
+    a = lib.ask("How much may an employee spend per night on a hotel during a business trip?", kbs=["zh"])
+    assert len(a.queries) == 2 and cjk_ratio(a.queries[1]) > 0.3, a.queries  # searched in Chinese too
+    assert "五百元" in a.passages[0].chunk.text  # the passage that answers it comes first
+    assert a.prompt_tokens and a.prompt_tokens < 600  # counted by the model's own tokenizer
+    assert 0 < a.timings_ms["first_token"] < sum(v for k, v in a.timings_ms.items() if k != "first_token")
