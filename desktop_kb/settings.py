@@ -92,6 +92,8 @@ class QuerySettings:
     # passages), at most passage_tokens from one passage (query/evidence.py)
     evidence_tokens: int = 1100
     passage_tokens: int = 320
+    # a section or document question reads at most this many tokens per prompt; more goes map-reduce
+    section_tokens: int = 1800
     # "auto": follow-ups, and first questions in another language than the knowledge base
     # (translated so the BM25 leg can match); "always": every question; "off"
     rewrite: str = "auto"

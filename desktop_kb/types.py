@@ -8,6 +8,8 @@ from typing import Any, Literal
 __all__ = [
     "FIRST_TOKEN",
     "STAGE_CHECKING",
+    "STAGE_PART",
+    "STAGE_PARTS",
     "STAGE_READING",
     "STAGE_SEARCHING",
     "Answer",
@@ -141,6 +143,8 @@ class FallbackDecision:
 FIRST_TOKEN = "first_token"
 # what an answer is doing, for a status line: (stage, count) through ``ask(on_stage=…)``
 STAGE_SEARCHING, STAGE_READING, STAGE_CHECKING = "searching", "reading", "checking"
+# a section too big for one prompt: "parts" (n = how many), then "part" (n = which, from 2)
+STAGE_PARTS, STAGE_PART = "parts", "part"
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ class Answer:
     # sentences taken out because no cited passage supports them: (sentence, why)
     removed: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int | None = None  # the first answer prompt, in the LLM's tokens (when it can count)
+    scope: str = ""  # what a section / document / library question was answered from ("" = pointed)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..progress import CancelToken
-from ..types import STAGE_CHECKING, STAGE_READING, Answer, Citation
+from ..types import STAGE_CHECKING, STAGE_PART, STAGE_PARTS, STAGE_READING, Answer, Citation
 from . import errors
 from .conversations import Conversation, ConversationStore, Turn
 from .i18n import tr
@@ -120,6 +120,7 @@ class ChatWidget(QWidget):
         self.conversation = Conversation(kbs=())
         self._handle: TaskHandle | None = None
         self._turn: Turn | None = None
+        self._parts = 0  # how many parts a section answer reads (map-reduce)
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(40)
@@ -309,7 +310,12 @@ class ChatWidget(QWidget):
     def _on_stage(self, handle: TaskHandle, stage: str, n: int) -> None:
         if handle is not self._handle or self._turn is None:
             return
-        if stage == STAGE_READING:
+        if stage == STAGE_PARTS:
+            self._parts = n
+            text = tr("Reading part {k} of {n}…", k=1, n=n)
+        elif stage == STAGE_PART:
+            text = tr("Reading part {k} of {n}…", k=n, n=self._parts)
+        elif stage == STAGE_READING:
             text = tr("Reading {n} passages…", n=n) if n != 1 else tr("Reading 1 passage…")
         elif stage == STAGE_CHECKING:
             text = tr("Checking the citations…")

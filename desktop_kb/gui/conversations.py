@@ -64,6 +64,8 @@ class Turn:
         self.notes = []
         if answer.fallback is not None and answer.fallback.message:
             self.notes.append(answer.fallback.message)
+        if answer.scope:
+            self.notes.append(f"Answered from {answer.scope}.")
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

@@ -175,6 +175,7 @@ ZH: dict[str, str] = {
     "Writing the answer…": "正在生成回答…",
     "Reading {n} passages…": "正在阅读 {n} 个段落…",
     "Reading 1 passage…": "正在阅读 1 个段落…",
+    "Reading part {k} of {n}…": "正在阅读第 {k} 部分（共 {n} 部分）…",
     "Checking the citations…": "正在核对引用…",
     "Ranking: hybrid search": "排序：混合检索",
     "Ranking: hybrid search + reranker": "排序：混合检索 + 重排序模型",

@@ -43,6 +43,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "fallback": None if a.fallback is None else {"decision": a.fallback.decision, "message": a.fallback.message},
         "timings_ms": a.timings_ms,
         "prompt_tokens": a.prompt_tokens,
+        "scope": a.scope,
         "rerank_degraded": a.rerank_degraded,
         "problems": list(a.problems),
         "removed": [{"sentence": sentence, "why": why} for sentence, why in a.removed],
@@ -102,6 +103,8 @@ def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[t
             print(f"\n{label}\n" + a.text)  # the checker cited sentences the model left bare
         else:
             print()
+        if a.scope:
+            print(f"(answered from {a.scope})")
         _print_sources(a)
     return a
 

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
 from ..protocols import Embedder, SearchFilter, TokenCounter
-from ..types import FIRST_TOKEN, STAGE_CHECKING, STAGE_READING, STAGE_SEARCHING, Answer, FallbackDecision, Hit
+from ..types import (
+    FIRST_TOKEN,
+    STAGE_CHECKING,
+    STAGE_PART,
+    STAGE_PARTS,
+    STAGE_READING,
+    STAGE_SEARCHING,
+    Answer,
+    FallbackDecision,
+    Hit,
+)
 from .citations import (
     NO_CITATION,
     WRONG_LANGUAGE,
@@ -29,6 +39,8 @@ from .prompts import correction_message
 from .rerank import rerank
 from .retrieve import retrieve
 from .rewrite import rewrite
+from .scope import library_passages, resolve_scope, scope_cue
+from .sections import map_reduce, scope_passages, split_parts
 from .support import TermStats
 
 if TYPE_CHECKING:
@@ -143,12 +155,18 @@ def answer(
         return res.hits, res.best_dense
 
     hits, best_dense = search(q.recall)
+    scope = None
+    cue = scope_cue(question)
+    if cue is not None:
+        with _timed(timings, "scope"):
+            scope = resolve_scope(question, cue, hits, lib.document_toc,
+                                  lambda h: str(h.payload.get("title") or ""))
     with _timed(timings, "rerank"):
         ranked = rerank(question, hits, lib.reranker, q.top_k)
     signal = weak_signal(ranked.hits, ranked.scored, best_dense, q.rerank_threshold, q.dense_threshold)
     fallback: FallbackDecision | None = None
     vague = is_too_vague(question, history)
-    if vague or signal.weak:
+    if scope is None and (vague or signal.weak):
         with _timed(timings, "fallback"):
             fallback = decide(question, ranked.hits, small, allow_retry=not vague, cancel=cancel)
         if fallback.decision == "retry_wider":
@@ -170,16 +188,26 @@ def answer(
                 rerank_degraded=ranked.degraded,
             )
 
-    passages = order_passages(ranked.hits, reading_order)
+    whole = scope is not None and scope.kind != "library"  # a section or document, in reading order
+    if whole:
+        passages = scope_passages(scope, lib.document_chunks(scope.kb, scope.doc_id))
+    elif scope is not None:
+        passages = library_passages(hits)
+    else:
+        passages = order_passages(ranked.hits, reading_order)
     stats = term_stats(views)
     sim = similarity(lib.embedder)
 
     def check_text(candidate: str) -> Validation:
         return validate(candidate, passages, question, stats=stats, similarity=sim)
 
-    with _timed(timings, "evidence"):
-        windows = [w.text for w in evidence_windows(queries, passages, total_tokens=q.evidence_tokens,
-                                                    passage_tokens=q.passage_tokens, stats=stats, similarity=sim)]
+    windows = None
+    if not whole:
+        with _timed(timings, "evidence"):
+            windows = [w.text for w in evidence_windows(queries, passages, total_tokens=q.evidence_tokens,
+                                                        passage_tokens=q.passage_tokens, stats=stats,
+                                                        similarity=sim)]
+    parts = split_parts(passages, q.section_tokens) if whole else []
 
     stage(STAGE_READING, len(passages))
 
@@ -190,8 +218,13 @@ def answer(
             on_token(piece)
 
     with _timed(timings, "generate"):
-        text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
-                                  on_token=first, cancel=cancel, texts=windows)
+        if len(parts) > 1:
+            text, messages = map_reduce(question, passages, history, generator, parts,
+                                        max_tokens=q.max_answer_tokens, on_token=first, cancel=cancel,
+                                        on_part=lambda k, n: stage(STAGE_PART, k) if k > 1 else stage(STAGE_PARTS, n))
+        else:
+            text, messages = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
+                                      on_token=first, cancel=cancel, texts=windows)
     prompt_tokens = generator.count_tokens(messages) if isinstance(generator, TokenCounter) else None
     stage(STAGE_CHECKING)
     with _timed(timings, "validate"):
@@ -253,11 +286,11 @@ def answer(
         return Answer(
             question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),
             queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
-            problems=check.errors, prompt_tokens=prompt_tokens,
+            problems=check.errors, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
         )
     return Answer(
         question=question, text=text, status="refused" if check.refusal else "answered",
         citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
         timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
-        removed=removed, prompt_tokens=prompt_tokens,
+        removed=removed, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
     )

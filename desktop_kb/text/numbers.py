@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["Quantity", "quantities", "same_value"]
+__all__ = ["Quantity", "quantities", "same_value", "zh_value"]
 
 _UNITS = {
     "day": "day", "days": "day", "天": "day", "日": "day",
@@ -89,7 +89,7 @@ def same_value(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def _zh_value(s: str) -> float | None:
+def zh_value(s: str) -> float | None:
     """十五 → 15, 两千 → 2000, 三十五万 → 350000, 一九八五 → 1985 (digit by digit)."""
     if not any(c in _ZH_POS or c in _ZH_BIG for c in s):
         if all(c in _ZH_DIGIT for c in s):
@@ -144,7 +144,7 @@ def quantities(text: str) -> list[Quantity]:
             continue  # bare numeral characters: too often part of a word
         if any(idiom in text[max(0, m.start() - 2): m.end() + 2] for idiom in _ZH_IDIOMS) and len(s) == 1:
             continue
-        value = _zh_value(s) if s not in ("百", "千", "万", "亿") else None
+        value = zh_value(s) if s not in ("百", "千", "万", "亿") else None
         if value is None or (value == 1 and len(s) == 1 and m.group("pre") != "第" and _unit(m.group("unit")) == ""):
             continue
         unit = "percent" if m.group("pre") == "百分之" else _unit(m.group("unit"))
