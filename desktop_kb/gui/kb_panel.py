@@ -37,6 +37,7 @@ __all__ = ["KBPanel", "ask_name", "confirm"]
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1
+DOC_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def confirm(parent: QWidget, title: str, text: str) -> bool:
@@ -258,6 +259,7 @@ class KBPanel(QWidget):
             item = QTreeWidgetItem([Path(row.path).name, tr("indexed"), str(row.chunks)])
             item.setData(0, PATH_ROLE, row.path)
             item.setData(0, STATE_ROLE, "indexed")
+            item.setData(0, DOC_ROLE, row.doc_id)
             tip = row.path + (f"\n{row.title}" if row.title else "")
             if row.tags or row.owner:
                 tip += "\n" + " · ".join(([tr("tags: {tags}", tags=", ".join(row.tags))] if row.tags else [])

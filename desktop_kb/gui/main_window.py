@@ -38,6 +38,7 @@ from .kb_panel import KBPanel
 from .settings_dialog import SettingsDialog
 from .state import GuiState
 from .tasks import TaskHandle, TaskRunner
+from .toc_tree import TocTree
 from .viewer import ViewerPane
 from .watching import Watching
 
@@ -199,6 +200,9 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(lambda _b: self._update_busy())
         self.viewer.closed.connect(self._on_viewer_closed)
         self.runner.task_done.connect(lambda _h: self._maybe_apply_settings())
+        self.toc_tree = TocTree(self.kb_panel.docs, self.kb_panel.current_kb, self._run, self.lib.document_toc,
+                                self.open_citation)
+        self.documents_refreshed.connect(lambda _kb: self.toc_tree.decorate())
         self.watching = Watching(self.lib, self)
         self.watching.changed.connect(lambda kb, paths: None if self._shut_down or not paths
                                       else self.ingest_paths(paths, kb))

@@ -145,7 +145,7 @@ class ViewerPane(QWidget):
         self._ocr = ocr
         self._text = document_text.replace("\r", " ")  # keep offsets: one char for one char
         name = Path(citation.path).name or citation.path
-        self.title.setText(f"[{citation.n}] {name}")
+        self.title.setText(f"[{citation.n}] {name}" if citation.n else name)  # n = 0: a section opened from the TOC
         meta = []
         if citation.heading_path:
             meta.append(" › ".join(citation.heading_path))

@@ -100,13 +100,3 @@ def test_conversation_store_roundtrip_rename_and_forget(tmp_path):
     assert store.load(["b", "z"])[0].kbs == ("b", "z") and not path.exists()
     store.forget_kb("z")
     assert store.load(["b", "z"]) == []
-
-
-def test_screenshot_scenario_saves_pngs(qtbot, tmp_path):
-    from desktop_kb.gui.screenshot import run_screenshots
-
-    out = tmp_path / "shots"
-    assert run_screenshots(QApplication.instance(), out, data_dir=str(tmp_path / "none"), fake=True) == 0
-    names = sorted(p.name for p in out.glob("*.png"))
-    assert names == ["first-run.png", "main-en.png", "main-zh.png", "pdf-page-view.png", "settings.png"]
-    assert all(p.stat().st_size > 20_000 for p in out.glob("*.png"))
