@@ -85,8 +85,13 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags if args.tags is not None else None,
                             owner=args.owner,
                             pdf_password=args.pdf_password, progress=_TerminalProgress(), cancel=cancel)
+        enriched = None
+        if (args.enrich or lib.manifest(args.kb).get_meta("enrich")) and not report.cancelled:
+            from .enrich_cli import run_enrich
+
+            enriched = run_enrich(lib, args.kb, cancel)
     if args.json:
-        _print_json(report.to_json())
+        _print_json(report.to_json() | ({"enrichment": enriched} if enriched is not None else {}))
     else:
         print(f"{report.kb}: {len(report.added)} added, {len(report.updated)} updated, "
               f"{len(report.unchanged)} unchanged, {len(report.deleted)} deleted, "
@@ -270,7 +275,7 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
 def _extra_commands() -> list[Any]:
     """Sub-command modules that register themselves (answer, eval, demo)."""
     mods = []
-    for name in ("desktop_kb.query.cli", "desktop_kb.eval.cli", "desktop_kb.demo"):
+    for name in ("desktop_kb.query.cli", "desktop_kb.eval.cli", "desktop_kb.demo", "desktop_kb.enrich_cli"):
         try:
             mods.append(__import__(name, fromlist=["register"]))
         except ImportError as exc:
@@ -294,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--ocr", choices=("auto", "off", "force"),
                      help="read scanned PDF pages and images: auto (default setting), off, or force "
                           "(every PDF page)")
+    ing.add_argument("--enrich", action="store_true",
+                     help="then let the LLM summarise each new document (also after later ingests)")
     ing.add_argument("--json", action="store_true")
     ing.set_defaults(func=cmd_ingest)
 

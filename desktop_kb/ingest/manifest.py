@@ -35,6 +35,10 @@ CREATE TABLE IF NOT EXISTS failures (
     path TEXT PRIMARY KEY, error TEXT NOT NULL, hint TEXT NOT NULL, sha256 TEXT NOT NULL, at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS vocab (token_id INTEGER PRIMARY KEY, df INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS enrichment (
+    doc_id TEXT PRIMARY KEY, summary TEXT NOT NULL, keywords TEXT NOT NULL, faq TEXT NOT NULL,
+    model TEXT NOT NULL, seconds REAL NOT NULL, at INTEGER NOT NULL
+);
 """
 
 
@@ -142,6 +146,25 @@ class Manifest:
     def doc_id_in_use(self, doc_id: str) -> bool:
         with self._lock:
             return self._db.execute("SELECT 1 FROM documents WHERE doc_id=? LIMIT 1", (doc_id,)).fetchone() is not None
+
+    # -- enrichment (LLM summary, keywords, FAQ per document; see ingest/enrich.py) ---------------
+    def enrichments(self) -> dict[str, dict[str, Any]]:
+        """{doc_id: {"summary", "keywords", "faq", "model", "seconds"}} of the documents enriched."""
+        with self._lock:
+            rows = self._db.execute("SELECT doc_id, summary, keywords, faq, model, seconds FROM enrichment").fetchall()
+        return {r[0]: {"summary": r[1], "keywords": json.loads(r[2]), "faq": json.loads(r[3]), "model": r[4],
+                       "seconds": r[5]} for r in rows}
+
+    def put_enrichment(self, doc_id: str, summary: str, keywords: list[str], faq: list[dict[str, str]],
+                       model: str, seconds: float) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO enrichment VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (doc_id, summary, json.dumps(keywords, ensure_ascii=False), json.dumps(faq, ensure_ascii=False),
+                        model, float(seconds), int(time.time())))
+
+    def drop_enrichment(self, doc_ids: Iterable[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM enrichment WHERE doc_id=?", [(d,) for d in doc_ids])
 
     # -- pending (write-ahead intent) ------------------------------------------------------------
     def set_pending(self, path: str, doc_id: str, phase: str) -> None:

@@ -41,7 +41,7 @@ from .retrieve import retrieve
 from .rewrite import rewrite
 from .scope import library_passages, resolve_scope, scope_cue
 from .sections import map_reduce, scope_passages, split_parts
-from .support import TermStats
+from .term_stats import manifest_term_stats
 
 if TYPE_CHECKING:
     from ..kb import Library
@@ -69,24 +69,6 @@ def _lang(text: str) -> str:
     from ..text.tokenize import cjk_ratio
 
     return "zh" if cjk_ratio(text) > 0.3 else "en"
-
-
-def term_stats(views: Sequence[KBView]) -> TermStats:
-    """Document frequencies summed over the knowledge bases searched (rare words are key terms)."""
-    from ..backends.sparse_bm25 import token_id
-
-    n_docs = sum(v.manifest.corpus_stats()[0] for v in views)
-
-    def df(tokens: Sequence[str]) -> dict[str, int]:
-        ids = {t: token_id(t) for t in tokens}
-        out = dict.fromkeys(tokens, 0)
-        for v in views:
-            counts = v.manifest.document_frequencies(ids.values())
-            for t, i in ids.items():
-                out[t] += counts.get(i, 0)
-        return out
-
-    return TermStats(n_docs, df)
 
 
 def corpus_cjk(views: Sequence[KBView]) -> float | None:
@@ -195,7 +177,7 @@ def answer(
         passages = library_passages(hits)
     else:
         passages = order_passages(ranked.hits, reading_order)
-    stats = term_stats(views)
+    stats = manifest_term_stats([v.manifest for v in views])
     sim = similarity(lib.embedder)
 
     def check_text(candidate: str) -> Validation:

@@ -94,12 +94,16 @@ def retrieve(
         fused = convex(dense_lists, sparse_lists, limit=recall)
     else:
         fused = rrf(dense_lists, sparse_lists, k=rrf_k, limit=recall)
-    hits = tuple(
-        hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
-                         dense_score=f.dense_score, sparse_score=f.sparse_score)
-        for f in fused
-    )
-    return RetrievalResult(hits=hits, weights=weights, best_dense=best_dense)
+    hits = []
+    seen: set[tuple[str, str]] = set()
+    for f in fused:
+        hit = hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
+                               dense_score=f.dense_score, sparse_score=f.sparse_score)
+        key = (hit.kb, hit.chunk.chunk_id)
+        if key not in seen:  # a FAQ point (enrich.py) stands for its source chunk: one hit for both
+            seen.add(key)
+            hits.append(hit)
+    return RetrievalResult(hits=tuple(hits), weights=weights, best_dense=best_dense)
 
 
 def _tag(records: Sequence[ScoredRecord], kb: str) -> list[ScoredRecord]:

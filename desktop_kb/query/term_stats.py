@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..text.tokenize import tokenize
 
-__all__ = ["RARE_SHARE", "TermStats"]
+__all__ = ["RARE_SHARE", "TermStats", "manifest_term_stats"]
 
 RARE_SHARE = 0.05  # a claim word in at most this share of the documents (at most 20) is rare
 
@@ -40,3 +41,21 @@ class TermStats:
             for t in set(tokenize(text)):
                 counts[t] = counts.get(t, 0) + 1
         return cls(n, lambda tokens: {t: counts.get(t, 0) for t in tokens})
+
+
+def manifest_term_stats(manifests: Sequence[Any]) -> TermStats:
+    """Document frequencies summed over knowledge bases (their manifests' BM25 vocabularies)."""
+    from ..backends.sparse_bm25 import token_id
+
+    n_docs = sum(m.corpus_stats()[0] for m in manifests)
+
+    def df(tokens: Sequence[str]) -> dict[str, int]:
+        ids = {t: token_id(t) for t in tokens}
+        out = dict.fromkeys(tokens, 0)
+        for m in manifests:
+            counts = m.document_frequencies(ids.values())
+            for t, i in ids.items():
+                out[t] += counts.get(i, 0)
+        return out
+
+    return TermStats(n_docs, df)
