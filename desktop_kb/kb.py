@@ -266,6 +266,7 @@ class Library(AdminMixin, DocumentsMixin):
     def reembed(self, name: str, **kwargs: Any) -> IngestReport:
         m = self.manifest(name)
         paths = list(m.documents()) or list(m.get_meta("reembed_paths", []))
+        m.drop_enrichment(m.enrichments())  # its FAQ points go with the old index: enrich again
         return self.ingest(name, paths, reembed=True, **kwargs)
 
     def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:

@@ -253,7 +253,9 @@ class KBPanel(QWidget):
             lines.append(tr("Answer model: {id}", id=llm_id))
         self.stats_label.setText("\n".join(lines))
 
-    def set_documents(self, rows: Sequence[DocumentRow], failures: dict[str, tuple[str, str, str]]) -> None:
+    def set_documents(self, rows: Sequence[DocumentRow], failures: dict[str, tuple[str, str, str]],
+                      enriched: dict[str, dict] | None = None) -> None:
+        """``enriched``: {doc_id: {"summary", "keywords"}} shown in each document's tooltip."""
         self.docs.clear()
         for row in rows:
             item = QTreeWidgetItem([Path(row.path).name, tr("indexed"), str(row.chunks)])
@@ -266,6 +268,9 @@ class KBPanel(QWidget):
                                          + ([tr("owner: {owner}", owner=row.owner)] if row.owner else []))
             if row.warnings:
                 tip += "\n" + "\n".join(row.warnings)
+            about = (enriched or {}).get(row.doc_id)
+            if about:
+                tip += "\n\n" + about["summary"] + "\n" + tr("Keywords: {k}", k=", ".join(about["keywords"]))
             item.setToolTip(0, tip)
             item.setTextAlignment(2, Qt.AlignmentFlag.AlignRight)
             self.docs.addTopLevelItem(item)

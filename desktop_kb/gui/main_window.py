@@ -31,6 +31,7 @@ from . import archive_actions, errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
 from .doc_metadata import edit_metadata
+from .enriching import Enriching
 from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
@@ -203,6 +204,9 @@ class MainWindow(QMainWindow):
         self.toc_tree = TocTree(self.kb_panel.docs, self.kb_panel.current_kb, self._run, self.lib.document_toc,
                                 self.open_citation)
         self.documents_refreshed.connect(lambda _kb: self.toc_tree.decorate())
+        self.enriching = Enriching(self.lib, self.runner, lambda text: self.statusBar().showMessage(text, 10000), self)
+        self.enriching.finished.connect(lambda kb: self.refresh_documents() if kb == self.kb_panel.current_kb()
+                                        else None)
         self.watching = Watching(self.lib, self)
         self.watching.changed.connect(lambda kb, paths: None if self._shut_down or not paths
                                       else self.ingest_paths(paths, kb))
@@ -312,15 +316,15 @@ class MainWindow(QMainWindow):
             return None
         lib = self.lib
 
-        def load(_ctx: Any) -> tuple[Any, Any, Any]:
-            return lib.stats(kb), lib.documents(kb), lib.failures(kb)
+        def load(_ctx: Any) -> tuple[Any, Any, Any, Any]:
+            return lib.stats(kb), lib.documents(kb), lib.failures(kb), lib.enrichments(kb)
 
         def shown(result: Any) -> None:
             if gen != self._docs_gen:
                 return
-            info, rows, failures = result
+            info, rows, failures, enriched = result
             self.kb_panel.set_stats(info, self.settings.models.llm.id)
-            self.kb_panel.set_documents(rows, failures)
+            self.kb_panel.set_documents(rows, failures, enriched)
             self.filter_bar.set_documents(rows)
             self.documents_refreshed.emit(kb)
 
@@ -493,6 +497,8 @@ class MainWindow(QMainWindow):
         if self._ingest_queue:
             next_kb, next_paths = self._ingest_queue.pop(0)
             self.ingest_paths(next_paths, next_kb)
+        elif kb:
+            self.enriching.maybe_start(kb)
 
     @property
     def ingesting(self) -> bool:

@@ -43,3 +43,21 @@ def test_document_toc_tree_opens_the_section_in_the_viewer(qtbot, make_window, t
     shown = win.viewer.highlighted_text()
     assert shown.startswith("## 1 Setup") and "AppImage" in shown and "Open a folder" not in shown
     assert cite.heading_path == ("1 Setup",)
+
+
+def test_a_base_that_asks_for_it_is_summarised_after_adding_documents(qtbot, make_window, make_lib, tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+    lib = make_lib()
+    lib.create_kb("default")
+    lib.manifest("default").set_meta(enrich=True)
+    win = make_window(lib)
+    with qtbot.waitSignal(win.enriching.finished, timeout=30000):
+        win.ingest_paths([str(docs)], kb="default")
+    assert len(lib.enrichments("default")) == 1
+    tree = win.kb_panel.docs
+    qtbot.waitUntil(lambda: tree.topLevelItemCount() == 1 and "Keywords:" in tree.topLevelItem(0).toolTip(0),
+                    timeout=5000)
+    summary = next(iter(lib.enrichments("default").values()))["summary"]
+    assert summary in tree.topLevelItem(0).toolTip(0)
