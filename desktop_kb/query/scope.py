@@ -93,10 +93,16 @@ def _node_number(title: str) -> str | None:
 
 
 def _named(question: str, nodes: Sequence[TocNode]) -> TocNode | None:
-    """The node whose title the question names (the longest such title, at least 4 characters)."""
+    """The node whose title the question names (with or without its number, at least 4
+    characters); the deepest such node, so "the Leave section of the handbook" is Leave."""
     q = _fold(question)
-    named = [n for n in nodes if len(_fold(n.title)) >= 4 and _fold(n.title) in q]
-    return max(named, key=lambda n: len(n.title)) if named else None
+
+    def forms(title: str) -> set[str]:
+        bare = _LEAD_NUMBER.sub("", title, count=1)
+        return {f for f in (_fold(title), _fold(bare)) if len(f) >= 4}
+
+    named = [n for n in nodes if any(f in q for f in forms(n.title))]
+    return max(named, key=lambda n: (n.level, len(n.title))) if named else None
 
 
 def _documents(hits: Sequence[Hit]) -> list[Hit]:

@@ -108,3 +108,11 @@ def test_english_question_over_chinese_documents_is_searched_translated(lib, tmp
     assert "五百元" in a.passages[0].chunk.text  # the passage that answers it comes first
     assert a.prompt_tokens and a.prompt_tokens < 600  # counted by the model's own tokenizer
     assert 0 < a.timings_ms["first_token"] < sum(v for k, v in a.timings_ms.items() if k != "first_token")
+
+
+def test_section_summary_reads_only_that_section_in_order(lib):
+    a = lib.ask("Summarise the Leave section of the employee handbook", kbs=["kb"])
+    assert a.scope.startswith("section “Leave”"), a.scope
+    assert [h.chunk.heading_path[-1] for h in a.passages] == ["Leave"]
+    if a.status == "answered":  # a summary the checks accept cites the section, and says what it says
+        assert {c.n for c in a.citations} == {1} and "25" in a.text

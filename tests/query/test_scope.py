@@ -118,3 +118,11 @@ def test_pointed_questions_never_look_at_tables_of_contents(settings, docs, scri
         monkeypatch.setattr(lib, "document_toc", lambda *a: pytest.fail("TOC read for a pointed question"))
         a = lib.ask("When must invoices be paid?", kbs=["kb"])
     assert a.scope == "" and a.status == "answered"
+
+
+def test_a_named_section_is_preferred_to_the_document_it_is_in(settings, docs, scripted):
+    gen = scripted(answers=["Staff costs rose by 4 percent in 2024 [3]."])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [docs])
+        a = lib.ask("Give me an overview of the costs in the annual report", kbs=["kb"])
+    assert a.scope == "section “2 Costs” of report.md"  # named without its number, deeper than the report
