@@ -1,5 +1,6 @@
 """Documents of a knowledge base as wholes: chunks in reading order, tables of contents, and the
-LLM enrichment (summary, keywords, FAQ points). A mixin of :class:`desktop_kb.kb.Library` (kept apart so each file stays small)."""
+LLM enrichment (summary, keywords, FAQ points). A mixin of :class:`desktop_kb.kb.Library` (kept
+apart so each file stays small)."""
 
 from __future__ import annotations
 

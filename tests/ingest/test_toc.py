@@ -113,3 +113,16 @@ def test_a_base_indexed_before_tocs_gets_one_on_demand(settings, tmp_path):
         first = lib.document_toc("kb", doc_id)
         saved.unlink()  # as an older version left it
         assert lib.document_toc("kb", doc_id) == first and saved.exists()
+
+
+def test_docx_headings_make_the_toc(settings, tmp_path):
+    from filemakers import make_docx
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_docx(docs / "contract.docx", [("Heading1", "Obligations"), ("", "The supplier delivers monthly."),
+                                       ("Heading1", "Payment"), ("", "The buyer pays within 30 days.")])
+    with _lib(settings) as lib:
+        lib.ingest("kb", [docs])
+        toc = lib.document_toc("kb", lib.doc_id_of("kb", docs / "contract.docx"))
+    assert [n.title for n in flatten(toc)] == ["Obligations", "Payment"] and all(n.chunk_ids for n in toc)
