@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from filemakers import make_pdf
+from filemakers import hash_data_dir, make_pdf
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.cli import main
@@ -28,10 +28,15 @@ def _lib(settings):
     return Library.open(s, embedder=HashEmbedder(), reranker=None)
 
 
-def test_three_level_headings_give_the_tree_with_tokens_and_chunks(settings, tmp_path):
+def _report(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "report.md").write_text(REPORT, encoding="utf-8")
+    return docs
+
+
+def test_three_level_headings_give_the_tree_with_tokens_and_chunks(settings, tmp_path):
+    docs = _report(tmp_path)
     with _lib(settings) as lib:
         lib.ingest("kb", [docs])
         doc_id = lib.doc_id_of("kb", docs / "report.md")
@@ -75,11 +80,7 @@ def test_a_document_without_headings_is_one_node_and_empty_text_none():
 
 
 def test_toc_follows_the_file_and_kb_toc_prints_it(tmp_path, capsys):
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "settings.json").write_text(json.dumps(
-        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64},
-                    "reranker": {"backend": "none"}}}))
+    data = hash_data_dir(tmp_path / "data")
     docs = tmp_path / "docs"
     docs.mkdir()
     f = docs / "guide.md"
@@ -103,9 +104,7 @@ def test_toc_follows_the_file_and_kb_toc_prints_it(tmp_path, capsys):
 
 
 def test_a_base_indexed_before_tocs_gets_one_on_demand(settings, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "report.md").write_text(REPORT, encoding="utf-8")
+    docs = _report(tmp_path)
     with _lib(settings) as lib:
         lib.ingest("kb", [docs])
         doc_id = lib.doc_id_of("kb", docs / "report.md")
