@@ -33,9 +33,8 @@ def documents(dataset: Path, n_docs: int, per_doc: int) -> dict[str, str]:
             row = json.loads(line)
             by_title[row.get("title") or row["_id"]].append(row["text"])
     out = {}
-    for title, paras in by_title.items():
-        if len(paras) >= per_doc:
-            out[title] = f"# {title}\n\n" + "\n\n".join(paras[:per_doc]) + "\n"
+    for title, paras in sorted(by_title.items(), key=lambda kv: -len(kv[1])):  # the longest articles
+        out[title] = f"# {title}\n\n" + "\n\n".join(paras[:per_doc]) + "\n"
         if len(out) >= n_docs:
             break
     return out
@@ -74,18 +73,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=4, help="documents per language")
     ap.add_argument("--paragraphs", type=int, default=3, help="paragraphs per document")
+    ap.add_argument("--langs", default="en,zh", help="which sets: en (SQuAD), zh (CMRC)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     out: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}}
     with tempfile.TemporaryDirectory(prefix="bench-enrich-") as tmp:
         for lang, name in (("en", "squad2_dev"), ("zh", "cmrc2018_dev")):
-            out[lang] = run(lang, EVAL / "qa" / name, args.docs, args.paragraphs, Path(tmp))
+            if lang in args.langs.split(","):
+                out[lang] = run(lang, EVAL / "qa" / name, args.docs, args.paragraphs, Path(tmp))
     out["machine"]["load_avg_end"] = os.getloadavg()
     if args.json:
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     else:
         for lang in ("en", "zh"):
-            print(lang, {k: v for k, v in out[lang].items() if k != "example"})
+            if lang in out:
+                print(lang, {k: v for k, v in out[lang].items() if k != "example"})
     return 0
 
 

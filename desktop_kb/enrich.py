@@ -102,6 +102,14 @@ def _faq(reply: dict[str, Any], shown: Sequence[Chunk], kb: str, stats: TermStat
     return kept
 
 
+def _whole_sentences(text: str) -> str:
+    """The summary without a sentence cut off by the schema's length limit."""
+    if text.endswith((".", "!", "?", "。", "！", "？", "”", '"')):
+        return text
+    cut = max(text.rfind(p) for p in (". ", "! ", "? ", "。", "！", "？"))
+    return text[:cut + 1].strip() if cut > 0 else text
+
+
 def faq_points(kb: str, source: dict[str, Any], faq: Sequence[dict[str, str]], embedder: Embedder,
                sparse: SparseEncoder) -> list[StoredPoint]:
     """One point per FAQ question, carrying its source chunk's payload (``kind`` = "faq")."""
@@ -161,7 +169,7 @@ def enrich_kb(
             store.upsert(kb, points)
         seconds = time.perf_counter() - t0
         keywords = list(dict.fromkeys(" ".join(str(k).split()) for k in reply["keywords"]))[:10]
-        manifest.put_enrichment(doc_id, " ".join(str(reply["summary"]).split()), keywords, faq,
+        manifest.put_enrichment(doc_id, _whole_sentences(" ".join(str(reply["summary"]).split())), keywords, faq,
                                 str(getattr(generator, "id", "")), seconds)
         enriched.append(doc_id)
         per_doc[doc_id] = round(seconds, 2)
