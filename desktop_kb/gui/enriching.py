@@ -4,7 +4,6 @@ one at a time, with progress in the status bar; Stop on quit, resumed next time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -19,11 +18,11 @@ __all__ = ["Enriching"]
 
 class Enriching(QObject):
     finished = Signal(str)  # the knowledge base whose documents were enriched
+    message = Signal(str)  # a status line (the window shows it; no reference back to it here)
 
-    def __init__(self, lib: Library, runner: TaskRunner, status: Callable[[str], None],
-                 parent: QObject | None = None) -> None:
+    def __init__(self, lib: Library, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.lib, self.runner, self.status = lib, runner, status
+        self.lib, self.runner = lib, runner
         self.handle: TaskHandle | None = None
 
     def maybe_start(self, kb: str) -> TaskHandle | None:
@@ -47,7 +46,7 @@ class Enriching(QObject):
         def shown(p: IngestProgress) -> None:
             if p.files_total and p.files_done < p.files_total:
                 eta = tr(", about {s} s left", s=int(p.eta_s)) if p.eta_s else ""
-                self.status(tr("Summarising {kb}: {done} of {total} documents{eta}", kb=kb, done=p.files_done,
+                self.message.emit(tr("Summarising {kb}: {done} of {total} documents{eta}", kb=kb, done=p.files_done,
                                total=p.files_total, eta=eta))
 
         def done(_result: Any = None) -> None:

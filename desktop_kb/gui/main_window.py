@@ -201,12 +201,12 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(lambda _b: self._update_busy())
         self.viewer.closed.connect(self._on_viewer_closed)
         self.runner.task_done.connect(lambda _h: self._maybe_apply_settings())
-        self.toc_tree = TocTree(self.kb_panel.docs, self.kb_panel.current_kb, self._run, self.lib.document_toc,
-                                self.open_citation)
-        self.documents_refreshed.connect(lambda _kb: self.toc_tree.decorate())
-        self.enriching = Enriching(self.lib, self.runner, lambda text: self.statusBar().showMessage(text, 10000), self)
-        self.enriching.finished.connect(lambda kb: self.refresh_documents() if kb == self.kb_panel.current_kb()
-                                        else None)
+        self.toc_tree = TocTree(self.kb_panel.docs, self.kb_panel.current_kb, self.runner, self.lib.document_toc)
+        self.toc_tree.section_clicked.connect(self.open_citation)
+        self.documents_refreshed.connect(self.toc_tree.decorate)
+        self.enriching = Enriching(self.lib, self.runner, self)
+        self.enriching.message.connect(self._show_enrich_status)
+        self.enriching.finished.connect(self._on_enriched)
         self.watching = Watching(self.lib, self)
         self.watching.changed.connect(lambda kb, paths: None if self._shut_down or not paths
                                       else self.ingest_paths(paths, kb))
@@ -252,6 +252,13 @@ class MainWindow(QMainWindow):
         rows = [r for kb in kbs for r in self.lib.documents(kb)] if spec.ext else []
         return self.lib.ask(question, kbs=kbs, flt=spec.to_filter(rows), history=history, on_token=on_token,
                             on_restart=on_restart, cancel=cancel, on_stage=on_stage)
+
+    def _show_enrich_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 10000)
+
+    def _on_enriched(self, kb: str) -> None:
+        if kb == self.kb_panel.current_kb():
+            self.refresh_documents()
 
     def show_ranking(self, has_reranker: bool) -> None:
         """The status bar says how passages are ranked; without a reranker that is the normal

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from ..ingest.toc import TocNode
 from ..types import Citation
 from .i18n import tr
 from .kb_panel import DOC_ROLE, PATH_ROLE, STATE_ROLE
+from .tasks import TaskRunner
 
 __all__ = ["NODE_ROLE", "TocTree"]
 
@@ -28,23 +29,24 @@ def _pages(node: TocNode) -> str:
 
 
 class TocTree(QObject):
-    """``load(kb, doc_id)`` runs on the task runner (``run(fn, name, on_done)``); ``open_section``
-    gets a Citation spanning the section."""
+    """``load(kb, doc_id)`` (a core function, no Qt) runs on ``runner``; a click on a section emits
+    ``section_clicked`` with a Citation spanning it. It keeps no reference to the window (a Python
+    cycle through Qt objects may be collected on a worker thread, which Qt does not survive)."""
 
-    def __init__(self, tree: QTreeWidget, current_kb: Callable[[], str | None],
-                 run: Callable[..., Any], load: Callable[[str, str], Any],
-                 open_section: Callable[[Citation], Any]) -> None:
+    section_clicked = Signal(object)  # Citation
+
+    def __init__(self, tree: QTreeWidget, current_kb: Callable[[], str | None], runner: TaskRunner,
+                 load: Callable[[str, str], Any]) -> None:
         super().__init__(tree)
         self.tree = tree
         self.current_kb = current_kb
-        self.run = run
+        self.runner = runner
         self.load = load
-        self.open_section = open_section
         tree.setRootIsDecorated(True)
         tree.itemExpanded.connect(self._expanded)
         tree.itemClicked.connect(self._clicked)
 
-    def decorate(self) -> None:
+    def decorate(self, _kb: str = "") -> None:
         """Give every indexed document an (empty, lazily filled) expandable branch."""
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
@@ -59,7 +61,9 @@ class TocTree(QObject):
         kb, doc_id = self.current_kb(), item.data(0, DOC_ROLE)
         if not kb or not doc_id:
             return
-        self.run(lambda _ctx: self.load(kb, str(doc_id)), "toc", lambda toc: self._fill(item, toc))
+        load, doc = self.load, str(doc_id)  # the worker's function holds no Qt object
+        self.runner.run(lambda _ctx: load(kb, doc), "toc", finished=lambda toc: self._fill(item, toc),
+                        failed=lambda _exc: self._fill(item, ()))
 
     def _fill(self, item: QTreeWidgetItem, toc: Any) -> None:
         try:
@@ -88,6 +92,6 @@ class TocTree(QObject):
         kb = self.current_kb()
         if not isinstance(node, TocNode) or not kb:
             return
-        self.open_section(Citation(n=0, kb=kb, doc_id=str(item.data(0, DOC_ROLE)), path=str(item.data(0, PATH_ROLE)),
+        self.section_clicked.emit(Citation(n=0, kb=kb, doc_id=str(item.data(0, DOC_ROLE)), path=str(item.data(0, PATH_ROLE)),
                                    pages=tuple(range(node.pages[0], node.pages[1] + 1)) if node.pages else (),
                                    heading_path=(node.title,), start=node.start, end=node.end))
