@@ -261,6 +261,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("query.max_queries must be 1 or 2.")
     if s.query.evidence_tokens < 0 or s.query.passage_tokens < 40:
         raise ConfigError("query.evidence_tokens must be 0 (off) or more, and query.passage_tokens at least 40.")
+    if s.query.section_tokens < 200:
+        raise ConfigError("query.section_tokens must be at least 200.")
     if s.query.rewrite not in ("auto", "always", "off"):
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):

@@ -93,3 +93,11 @@ def test_models_folder_is_shared_by_data_folders(tmp_path, monkeypatch):
     assert one.models_dir == tmp_path / "elsewhere"
     pinned = one.replace(models=dataclasses.replace(one.models, dir=str(tmp_path / "pinned")))
     assert pinned.models_dir == tmp_path / "pinned"
+
+
+@pytest.mark.parametrize("query", [{"evidence_tokens": -1}, {"passage_tokens": 10}, {"section_tokens": 50},
+                                   {"rewrite": "sometimes"}, {"fusion": "max"}])
+def test_answer_speed_settings_are_checked(tmp_path, query):
+    (tmp_path / "settings.json").write_text(json.dumps({"query": query}))
+    with pytest.raises(ConfigError, match=r"query\." + next(iter(query))):
+        load_settings(tmp_path)
