@@ -162,8 +162,9 @@ def enrich_kb(
             failed.append(doc_id)
             continue
         faq = _faq(reply, shown, kb, stats)
-        sources = {r.payload["chunk_id"]: r.payload
-                   for r in store.scroll(kb, SearchFilter(doc_ids=(doc_id,))) if r.payload.get("kind") != "faq"}
+        # the source chunks' full payloads (tags, owner…), read only when there is a FAQ to write
+        sources = {r.payload["chunk_id"]: r.payload for r in store.scroll(kb, SearchFilter(doc_ids=(doc_id,)))
+                   if r.payload.get("kind") != "faq"} if faq else {}
         points = faq_points(kb, sources, faq, embedder, sparse)
         if points:
             store.upsert(kb, points)

@@ -10,7 +10,6 @@ of the chunk's own sentences, so whatever the model takes from it is in the chun
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,9 +17,9 @@ from ..text.budget import estimate_tokens
 from ..text.tokenize import tokenize
 from ..types import Hit
 from .support import sentence_spans
-from .term_stats import TermStats
+from .term_stats import TermStats, idf
 
-__all__ = ["GAP", "Window", "estimate_tokens", "evidence_windows"]
+__all__ = ["GAP", "Window", "evidence_windows"]
 
 GAP = " … "
 
@@ -38,10 +37,6 @@ class Window:
         return len(self.spans) == 1 and self.spans[0][0] == 0
 
 
-def _idf(n_docs: int, df: int) -> float:
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-
-
 def _weights(queries: Sequence[str], stats: TermStats | None) -> dict[str, float]:
     terms = {t for q in queries for t in tokenize(q)}
     if not terms:
@@ -49,7 +44,7 @@ def _weights(queries: Sequence[str], stats: TermStats | None) -> dict[str, float
     if stats is None or stats.n_docs <= 0:
         return dict.fromkeys(terms, 1.0)
     counts = stats.df(sorted(terms))
-    return {t: _idf(stats.n_docs, counts.get(t, 0)) for t in terms}
+    return {t: idf(stats.n_docs, counts.get(t, 0)) for t in terms}
 
 
 def _choose(scores: Sequence[float], costs: Sequence[int], budget: int) -> list[int]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from ..protocols import ScoredRecord
 from ..text.tokenize import cjk_ratio
+from .term_stats import idf
 
 __all__ = ["FusedRecord", "LegWeights", "adaptive_weights", "convex", "language_agreement", "rrf", "term_coverage"]
 
@@ -62,10 +63,10 @@ def term_coverage(token_ids: Sequence[int], df: Mapping[int, int], n_docs: int) 
     total = present = 0.0
     for t in set(token_ids):
         d = df.get(t, 0)
-        idf = math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
-        total += idf
+        weight = idf(n_docs, d)
+        total += weight
         if d > 0:
-            present += idf
+            present += weight
     return present / total if total else 0.0
 
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..text.tokenize import tokenize
 
-__all__ = ["RARE_SHARE", "TermStats", "manifest_term_stats"]
+__all__ = ["RARE_SHARE", "TermStats", "idf", "manifest_term_stats"]
 
 RARE_SHARE = 0.05  # a claim word in at most this share of the documents (at most 20) is rare
+
+
+def idf(n_docs: int, df: int) -> float:
+    """BM25's inverse document frequency of a term found in ``df`` of ``n_docs`` documents."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 @dataclass(frozen=True)

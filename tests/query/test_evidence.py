@@ -6,8 +6,9 @@ import dataclasses
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.kb import Library
-from desktop_kb.query.evidence import GAP, estimate_tokens, evidence_windows
+from desktop_kb.query.evidence import GAP, evidence_windows
 from desktop_kb.query.term_stats import TermStats
+from desktop_kb.text.budget import estimate_tokens
 from desktop_kb.types import Chunk, Hit
 
 FILLER = [f"Paragraph filler sentence number {w} talks about office plants and the weather." for w in
