@@ -25,6 +25,7 @@ __all__ = [
     "StoredPoint",
     "TokenCounter",
     "VectorStore",
+    "YesNoScorer",
 ]
 
 
@@ -97,6 +98,14 @@ class TokenCounter(Protocol):
     """A generator that can say how long a prompt is in its own tokens (``None``: it cannot)."""
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int | None: ...
+
+
+@runtime_checkable
+class YesNoScorer(Protocol):
+    """A generator that can weigh "Yes" against "No" as its reply's first word: log P(yes) −
+    log P(no) after ``messages``, no text generated (``None``: this model cannot say)."""
+
+    def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None: ...
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,11 @@ class QuerySettings:
     # "convex": normalised leg scores, each weighted as adaptive RRF weights its leg (measured
     # better than RRF on CMRC and SciFact, docs/benchmarks.md) | "rrf": adaptive reciprocal ranks
     fusion: str = "convex"
+    # After the claim checks: the LLM weighs whether the cited sentences answer the question as
+    # asked (query/judge.py); an answer scoring below judge_threshold (log P(yes) − log P(no)) is
+    # withheld. Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py).
+    judge: bool = True
+    judge_threshold: float = -0.7
 
 
 @dataclass(frozen=True)
@@ -267,6 +272,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):
         raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
+    if not -10.0 <= s.query.judge_threshold <= 10.0:
+        raise ConfigError("query.judge_threshold must be between -10 and 10 (a log-odds of yes against no).")
     if s.ingest.ocr not in ("auto", "off", "force"):
         raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
     if not 72 <= s.ingest.ocr_dpi <= 600:

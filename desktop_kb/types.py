@@ -165,6 +165,10 @@ class Answer:
     removed: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int | None = None  # the first answer prompt, in the LLM's tokens (when it can count)
     scope: str = ""  # what a section / document / library question was answered from ("" = pointed)
+    # log P(yes) − log P(no) that the cited sentences answer the question (query/judge.py; None: not judged)
+    judge_score: float | None = None
+    # the answer the judge withheld (every claim in its passage, but not an answer to the question)
+    withheld: Answer | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ChatTemplate", "PrefixCache"]
+import numpy as np
+
+__all__ = ["ChatTemplate", "PrefixCache", "log_odds"]
 
 
 class ChatTemplate:
@@ -94,3 +96,10 @@ class PrefixCache:
         while len(self._states) > self.capacity:
             self._states.popitem(last=False)
         return 0
+
+
+def log_odds(logits: Any, yes: Sequence[int], no: Sequence[int]) -> float:
+    """log P(any of ``yes``) − log P(any of ``no``) under the softmax of ``logits`` (its
+    normaliser cancels out)."""
+    row = np.asarray(logits, dtype=np.float64)
+    return float(np.logaddexp.reduce(row[list(yes)]) - np.logaddexp.reduce(row[list(no)]))

@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import Cancelled, GenerationError, ModelError, ModelNotInstalled
 from ..progress import CancelToken
 from ..protocols import ChatMessage
 from ._common import missing_package
-from .llama_prompt import ChatTemplate, PrefixCache
+from .llama_prompt import ChatTemplate, PrefixCache, log_odds
 
 __all__ = ["GGUF_MAGIC", "LlamaCppGenerator"]
 
@@ -38,6 +40,7 @@ class LlamaCppGenerator:
         self._llm: Any = None
         self._template: ChatTemplate | None = None
         self.prefix_cache = PrefixCache()
+        self._yes_no: tuple[list[int], list[int]] | None = None
         self._lock = threading.Lock()  # guards loading and generation (a llama context is not reentrant)
 
     # -- loading -----------------------------------------------------------------------------
@@ -77,6 +80,7 @@ class LlamaCppGenerator:
                 "The file may be damaged, or there is not enough memory; try a smaller model.",
             ) from exc
         self._template = ChatTemplate.of(self._llm)
+        self._yes_no = None
         self.prefix_cache.clear()
         return self._llm
 
@@ -94,6 +98,7 @@ class LlamaCppGenerator:
         with self._lock:
             llm, self._llm = self._llm, None
             self._template = None
+            self._yes_no = None
             self.prefix_cache.clear()
             if llm is not None and hasattr(llm, "close"):
                 llm.close()
@@ -106,15 +111,43 @@ class LlamaCppGenerator:
             template = self._template
             return len(template.prompt(_plain(messages))) if template is not None else None
 
-    def _stream(self, llm: Any, messages: list[dict[str, str]], kwargs: dict[str, Any],
-                json_schema: dict[str, Any] | None) -> Any:
-        """The token stream: through our template and prefix cache when the model has one."""
-        template = self._template
-        if template is None:
-            if json_schema is not None:
-                # {"type": "json_schema", ...} is silently ignored by llama-cpp-python: use json_object.
-                kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-            return llm.create_chat_completion(messages=messages, **kwargs), "delta"
+    def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None:
+        """log P(yes) − log P(no) for the reply's first token (one prefill, nothing sampled)."""
+        with self._lock:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled()
+            llm = self._load_locked()
+            template = self._template
+            if template is None:
+                return None
+            plain = _plain(messages)
+            prompt = self._prepared(llm, template, plain)
+            # what the context already holds of this prompt is kept; at least one token is
+            # evaluated so the logits are this prompt's
+            held = 0
+            for a, b in zip(llm.input_ids[:llm.n_tokens], prompt, strict=False):
+                if a != b:
+                    break
+                held += 1
+            llm.n_tokens = min(held, len(prompt) - 1)
+            try:
+                llm.eval(prompt[llm.n_tokens:])
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+            except (ValueError, RuntimeError) as exc:
+                raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
+            yes, no = self._yes_no_ids(llm)
+            return log_odds(logits, yes, no)
+
+    def _yes_no_ids(self, llm: Any) -> tuple[list[int], list[int]]:
+        if self._yes_no is None:
+            def first(words: Sequence[str]) -> list[int]:
+                ids = {llm.tokenize(w.encode(), add_bos=False, special=False)[0] for w in words}
+                return sorted(ids)
+            self._yes_no = (first(("Yes", " Yes", "yes", "YES")), first(("No", " No", "no", "NO")))
+        return self._yes_no
+
+    def _prepared(self, llm: Any, template: ChatTemplate, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt's tokens, with its system prompt's state in the context (prefix cache)."""
         prompt = template.prompt(messages)
         if len(prompt) >= self.n_ctx:
             raise GenerationError(
@@ -128,6 +161,18 @@ class LlamaCppGenerator:
             except RuntimeError:  # a state that does not load: prefill the whole prompt instead
                 self.prefix_cache.clear()
                 llm.reset()
+        return prompt
+
+    def _stream(self, llm: Any, messages: list[dict[str, str]], kwargs: dict[str, Any],
+                json_schema: dict[str, Any] | None) -> Any:
+        """The token stream: through our template and prefix cache when the model has one."""
+        template = self._template
+        if template is None:
+            if json_schema is not None:
+                # {"type": "json_schema", ...} is silently ignored by llama-cpp-python: use json_object.
+                kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            return llm.create_chat_completion(messages=messages, **kwargs), "delta"
+        prompt = self._prepared(llm, template, messages)
         if json_schema is not None:
             from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 

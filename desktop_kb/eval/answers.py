@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..types import FIRST_TOKEN
@@ -40,9 +40,14 @@ class ItemScore:
     problems: tuple[str, ...] = ()  # Answer.problems: why citations failed (refused) or uncited claims
     gold_supported: bool | None = None  # the gold answer in the text is in a cited passage
     cited_gold_span: bool | None = None  # some cited passage contains a gold answer
+    judge_score: float | None = None  # Answer.judge_score
+    # the same item scored as if the judge were off (its withheld answer stands); None: no change
+    without_judge: ItemScore | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__) | {"problems": list(self.problems)}
+        out = dict(self.__dict__) | {"problems": list(self.problems)}
+        out["without_judge"] = self.without_judge.to_json() if self.without_judge is not None else None
+        return out
 
 
 def citations_valid(answer: Any) -> bool:
@@ -74,6 +79,15 @@ def gold_support(item: QAItem, answer: Any) -> tuple[bool, bool]:
 
 
 def score_answer(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> ItemScore:
+    """The item's score; an answer the judge withheld is also scored as it would have stood."""
+    withheld = getattr(answer, "withheld", None)
+    score = _score(item, answer, doc_of)
+    if withheld is None:
+        return score
+    return replace(score, without_judge=_score(item, withheld, doc_of))
+
+
+def _score(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> ItemScore:
     answered = answer.status == "answered"
     gold_cited = valid = supported = span = None
     if answered:
@@ -87,6 +101,7 @@ def score_answer(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> Ite
         citations_valid=valid, cites_gold=gold_cited, gold_supported=supported, cited_gold_span=span,
         n_citations=len(answer.citations),
         timings_ms=dict(answer.timings_ms or {}), text=answer.text, problems=tuple(answer.problems or ()),
+        judge_score=getattr(answer, "judge_score", None),
     )
 
 
@@ -129,4 +144,13 @@ def aggregate(scores: Sequence[ItemScore]) -> dict[str, Any]:
         "false_refusal_rate": _rate([s.status != "answered" for s in answerable]),
         "mean_timings_ms": {k: round(statistics.fmean(v), 1) for k, v in sorted(stages.items())},
         "mean_total_ms": round(statistics.fmean(totals), 1) if totals else None,
+        # the answerability judge: how many answers it withheld, and the same metrics had it been off
+        "judge_withheld": sum(1 for s in scores if s.without_judge is not None),
+        "without_judge": _quality(aggregate([s.without_judge or s for s in scores]))
+        if any(s.without_judge is not None for s in scores) else None,
     }
+
+
+def _quality(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in ("mean_timings_ms", "mean_total_ms", "judge_withheld",
+                                                        "without_judge", "items", "answerable", "unanswerable")}

@@ -43,6 +43,10 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "fallback": None if a.fallback is None else {"decision": a.fallback.decision, "message": a.fallback.message},
         "timings_ms": a.timings_ms,
         "prompt_tokens": a.prompt_tokens,
+        "judge_score": a.judge_score,
+        # what the model said when the judge found it does not answer the question (not shown as an answer)
+        "withheld": None if a.withheld is None else {
+            "answer": a.withheld.text, "citations": [c.n for c in a.withheld.citations]},
         "scope": a.scope,
         "rerank_degraded": a.rerank_degraded,
         "problems": list(a.problems),

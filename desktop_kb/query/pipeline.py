@@ -4,13 +4,14 @@ validate citations."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
-from ..protocols import Embedder, SearchFilter, TokenCounter
+from ..protocols import Embedder, SearchFilter, TokenCounter, YesNoScorer
 from ..types import (
     FIRST_TOKEN,
     STAGE_CHECKING,
@@ -35,6 +36,7 @@ from .citations import (
 from .evidence import evidence_windows
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
+from .judge import judge
 from .prompts import correction_message
 from .rerank import rerank
 from .retrieve import retrieve
@@ -63,6 +65,14 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         yield
     finally:
         timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)
+
+
+NOT_ANSWERED = {
+    "en": "The passages found are about this, but none of them answers the question as asked, so I "
+          "won't guess. They are listed below.",
+    "zh": "找到的段落与此相关，但没有一段回答了这个问题本身，因此不作猜测。下面列出了这些段落。",
+}
+JUDGED_NOT_ANSWERED = "The cited sentences do not answer the question as asked"
 
 
 def _lang(text: str) -> str:
@@ -270,9 +280,25 @@ def answer(
             queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
             problems=check.errors, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
         )
-    return Answer(
+    answer = Answer(
         question=question, text=text, status="refused" if check.refusal else "answered",
         citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
         timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
         removed=removed, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
+    )
+    if check.refusal or scope is not None or not q.judge or not isinstance(generator, YesNoScorer):
+        return answer
+    # every sentence is in its passage; do those sentences answer this question as asked?
+    with _timed(timings, "judge"):
+        verdict = judge(question, check.citations, passages, generator, q.judge_threshold, cancel=cancel)
+    if verdict is None:
+        return answer
+    answer = dataclasses.replace(answer, judge_score=verdict.score)
+    if verdict.answers:
+        return answer
+    return Answer(
+        question=question, text=NOT_ANSWERED[_lang(question)], status="refused", passages=tuple(passages),
+        queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
+        problems=(f"{JUDGED_NOT_ANSWERED} (score {verdict.score:+.2f}).",), prompt_tokens=prompt_tokens,
+        judge_score=verdict.score, withheld=answer,
     )

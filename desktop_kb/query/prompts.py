@@ -15,6 +15,7 @@ __all__ = [
     "correction_message",
     "fallback_messages",
     "format_passages",
+    "neutralise",
     "passage_label",
     "reduce_messages",
     "rewrite_messages",
@@ -80,7 +81,7 @@ _INJECTION = re.compile(
 INJECTION_PLACEHOLDER = "[instruction-like text removed]"
 
 
-def _neutralise(text: str) -> str:
+def neutralise(text: str) -> str:
     """Document text is data: keep it from closing our delimiters, and blank out sentences that
     try to instruct the model (classic prompt-injection phrasing, English and Chinese). The
     sentence right after an injection (its payload) often continues it, so it goes too."""
@@ -90,13 +91,13 @@ def _neutralise(text: str) -> str:
 
 def _label(hit: Hit) -> str:
     """The passage label (file name, headings) is document-derived too: neutralised, one line."""
-    return " ".join(_neutralise(passage_label(hit)).split())[:200]
+    return " ".join(neutralise(passage_label(hit)).split())[:200]
 
 
 def format_passages(hits: Sequence[Hit], texts: Sequence[str] | None = None, first: int = 1) -> str:
     """Numbered passages (from ``first``); ``texts`` (evidence windows) replaces each chunk's text."""
     shown = texts if texts is not None else [h.chunk.text for h in hits]
-    blocks = [f"[{i}] ({_label(h)})\n<<<\n{_neutralise(t)}\n>>>"
+    blocks = [f"[{i}] ({_label(h)})\n<<<\n{neutralise(t)}\n>>>"
               for i, (h, t) in enumerate(zip(hits, shown, strict=True), first)]
     return "\n\n".join(blocks)
 
@@ -131,7 +132,7 @@ Rules:
 
 
 def reduce_messages(question: str, partials: Sequence[str]) -> list[dict[str, str]]:
-    listing = "\n\n".join(f"Partial answer {i}:\n<<<\n{_neutralise(p)}\n>>>" for i, p in enumerate(partials, 1))
+    listing = "\n\n".join(f"Partial answer {i}:\n<<<\n{neutralise(p)}\n>>>" for i, p in enumerate(partials, 1))
     return [{"role": "system", "content": REDUCE_SYSTEM},
             {"role": "user", "content": f"{listing}\n\nQuestion: {question}\nCombine the partial answers."}]
 
@@ -155,7 +156,7 @@ def rewrite_messages(question: str, history: Sequence[tuple[str, str]]) -> list[
 
 
 def fallback_messages(question: str, hits: Sequence[Hit]) -> list[dict[str, str]]:
-    preview = "\n".join(f"- ({_label(h)})\n<<<\n{_neutralise(h.chunk.text[:160])}\n>>>" for h in hits[:3]) \
+    preview = "\n".join(f"- ({_label(h)})\n<<<\n{neutralise(h.chunk.text[:160])}\n>>>" for h in hits[:3]) \
         or "(no passages found)"
     return [
         {"role": "system", "content": FALLBACK_SYSTEM},

@@ -172,6 +172,33 @@ def test_system_prompt_state_is_reused_and_answers_do_not_change(generator) -> N
     assert generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12) == first
 
 
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_yes_no_weighs_the_first_reply_token_without_disturbing_answers(generator) -> None:
+    from desktop_kb.protocols import YesNoScorer
+
+    assert isinstance(generator, YesNoScorer)
+    generator.close()
+    before = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
+    yes = _ask(SYSTEM_A, "Text: The sky is blue.\nDoes the text say the sky is blue? Reply Yes or No.")
+    no = _ask(SYSTEM_A, "Text: The sky is blue.\nDoes the text say the sky is green? Reply Yes or No.")
+    s_yes, s_no = generator.yes_no(yes), generator.yes_no(no)
+    assert s_yes > s_no
+    assert s_yes > 0
+    # the same prompt weighs about the same after other prompts ran (from the prefix state, or
+    # the context still holding it: llama.cpp's sums differ in the last digits with the batch split)
+    generator.chat(_ask(SYSTEM_B, "What does a cat say?"), max_tokens=8)
+    assert generator.yes_no(no) == pytest.approx(s_no, abs=0.1)
+    assert generator.yes_no(no) == pytest.approx(s_no, abs=0.1)
+    # and an answer after a yes/no prefill is the one it was before
+    assert generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12) == before
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(Cancelled):
+        generator.yes_no(yes, cancel=cancel)
+
+
 def test_missing_file_is_model_not_installed(tmp_path: Path) -> None:
     from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
 

@@ -120,3 +120,22 @@ def test_gold_support_is_judged_from_the_cited_passage_not_the_validator() -> No
     out = aggregate([a, b, c])
     assert out["answer_gold_supported"] == round(1 / 3, 4)
     assert out["cited_passage_has_gold"] == round(2 / 3, 4)
+
+
+def test_an_answer_the_judge_withheld_is_also_scored_as_if_the_judge_were_off() -> None:
+    item = QAItem("a", "q", ("x",), "c", True)
+    trap = QAItem("u", "q", (), "c", False)
+    answered = Answer(question="q", text="x [1]", status="answered", passages=(_hit("/c/c.md", "x y"),),
+                      citations=(_citation("/c/c.md"),), judge_score=-2.0)
+    withheld = Answer(question="q", text="Not answered as asked.", status="refused", judge_score=-2.0,
+                      passages=answered.passages, withheld=answered)
+    scores = [score_answer(item, withheld, lambda p: Path(p).stem), score_answer(trap, withheld, lambda p: Path(p).stem)]
+    assert scores[0].judge_score == -2.0 and scores[0].without_judge.status == "answered"
+    out = aggregate(scores)
+    assert out["false_refusal_rate"] == 1.0 and out["refusal_rate_unanswerable"] == 1.0
+    assert out["judge_withheld"] == 2
+    off = out["without_judge"]
+    assert off["false_refusal_rate"] == 0.0 and off["refusal_rate_unanswerable"] == 0.0
+    assert off["answer_contains_gold"] == 1.0
+    assert json.loads(json.dumps(scores[0].to_json()))["without_judge"]["status"] == "answered"
+    assert aggregate([score_answer(item, answered, lambda p: Path(p).stem)])["without_judge"] is None

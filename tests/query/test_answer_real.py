@@ -93,6 +93,22 @@ def test_paraphrased_injections_in_english_and_chinese_are_ignored(lib):
 
 
 
+def test_question_whose_premise_the_passage_does_not_share_is_not_answered(lib):
+    """The passage is on topic and the number is in it, but it is about full-time employees: the
+    claim checks pass "25 days [1]"; the judge finds it does not answer a question about part-time
+    ones. The same passage does answer the question as asked."""
+    from desktop_kb.query.pipeline import JUDGED_NOT_ANSWERED
+
+    trap = lib.ask("How many days of paid leave do part-time employees get?", kbs=["kb"])
+    assert trap.status in ("refused", "clarify"), (trap.text, trap.judge_score)
+    assert not trap.citations
+    if trap.withheld is not None:  # withheld by the judge (the model answered from the passage)
+        assert trap.problems[0].startswith(JUDGED_NOT_ANSWERED) and trap.judge_score < 0
+    right = lib.ask("How many days of paid leave do full-time employees get?", kbs=["kb"])
+    assert right.status == "answered" and right.judge_score is not None
+    assert trap.judge_score is None or right.judge_score > trap.judge_score
+
+
 def test_english_question_over_chinese_documents_is_searched_translated(lib, tmp_path):
     from desktop_kb.text.tokenize import cjk_ratio
 
