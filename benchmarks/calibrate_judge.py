@@ -8,7 +8,7 @@ SQuAD 2.0's adversarial questions answered with the sentence holding their plaus
 out, so that run is not scored on what set the threshold. Prints, per threshold, the share of
 faithful claims the judge lets through and the share of traps it stops; AUC per set.
 
-    .venv/bin/python benchmarks/calibrate_judge.py [--per-kind 40] [--model PATH.gguf] [--json]
+    .venv/bin/python benchmarks/calibrate_judge.py [--per-kind 40] [--kinds verbatim,trap] [--model PATH.gguf] [--json]
 
 Progress on stderr; with --json exactly one JSON document on stdout (scores included).
 """
@@ -55,6 +55,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--per-kind", type=int, default=40)
     ap.add_argument("--model", help="GGUF file (default: the shipped Qwen2.5-Coder-1.5B)")
     ap.add_argument("--exclude-limit", type=int, default=50, help="leave out the `eval answers --limit N` sample")
+    ap.add_argument("--kinds", default="verbatim,paraphrased,trap", help="claim kinds to judge")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -68,8 +69,9 @@ def main(argv: list[str]) -> int:
         ds = load_qa(SHARED / "qa" / name)
         held_out = set(sample_ids([it.id for it in ds.items], args.exclude_limit))
         stats = TermStats.from_texts(f"{d.title} {d.text}" for d in ds.corpus.values())
+        wanted = set(kinds) & set(args.kinds.split(","))
         claims = [c for c in build_claims(ds, limit=args.per_kind + 20)
-                  if c.kind in kinds and c.item_id not in held_out]
+                  if c.kind in wanted and c.item_id not in held_out]
         taken: dict[str, int] = {}
         for c in claims:
             if taken.get(c.kind, 0) >= args.per_kind:

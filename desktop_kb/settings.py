@@ -104,7 +104,7 @@ class QuerySettings:
     # asked (query/judge.py); an answer scoring below judge_threshold (log P(yes) − log P(no)) is
     # withheld. Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py).
     judge: bool = True
-    judge_threshold: float = -0.7
+    judge_threshold: float = -0.9
 
 
 @dataclass(frozen=True)

@@ -71,11 +71,11 @@ def test_judge_prompt_delimits_and_neutralises_document_text():
     assert user.rstrip().endswith("Reply Yes or No.")
 
 
-@pytest.mark.parametrize(("score", "answers"), [(1.5, True), (-0.69, True), (-0.71, False), (-4.0, False)])
+@pytest.mark.parametrize(("score", "answers"), [(1.5, True), (-0.89, True), (-0.91, False), (-4.0, False)])
 def test_verdict_is_the_score_against_the_threshold(score, answers):
     hit = _hit()
     v = validate("Its first chair was Maria Ortiz [1].", [hit], "Who was the first chair?")
-    verdict = judge("Who was the first chair?", v.citations, [hit], Scorer(score), -0.7)
+    verdict = judge("Who was the first chair?", v.citations, [hit], Scorer(score), -0.9)
     assert verdict is not None and verdict.answers is answers and verdict.score == score
 
 
