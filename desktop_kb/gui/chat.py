@@ -14,19 +14,14 @@ shown in the status line until the first token streams.
 from __future__ import annotations
 
 import datetime as _dt
-import html
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -36,71 +31,17 @@ from PySide6.QtWidgets import (
 from ..progress import CancelToken
 from ..types import STAGE_CHECKING, STAGE_PART, STAGE_PARTS, STAGE_READING, Answer, Citation
 from . import errors
+from .chat_render import citation_label, citing_sentence, transcript_html, turn_html
 from .conversations import Conversation, ConversationStore, Turn
 from .i18n import tr
-from .markdown import cite_href, markdown_to_html, parse_cite_href
+from .markdown import cite_href, parse_cite_href
+from .question_edit import QuestionEdit
 from .tasks import TaskHandle, TaskRunner
 
 __all__ = ["AskFn", "ChatWidget", "QuestionEdit", "citation_label", "citing_sentence"]
 
 AskFn = Callable[[str, list[str], list[tuple[str, str]], Callable[[str], None], CancelToken, Callable[[], None],
                   Callable[[str, int], None]], Answer]
-
-
-def citation_label(c: Citation) -> str:
-    """``file.pdf · p. 3 · Heading › Sub`` (plain text)."""
-    parts = [Path(c.path).name or c.path]
-    if c.pages:
-        parts.append(tr("p. {pages}", pages=str(c.pages[0]) if len(c.pages) == 1 else f"{c.pages[0]}–{c.pages[-1]}"))
-    if c.heading_path:
-        parts.append(" › ".join(c.heading_path))
-    return " · ".join(parts)
-
-
-def citing_sentence(answer: str, n: int) -> str:
-    """The sentence of ``answer`` that carries the first ``[n]`` ("" if none)."""
-    m = re.search(rf"\[(?:\d+\s*[,，]\s*)*{n}(?:\s*[,，]\s*\d+)*\]", answer)
-    if m is None:
-        return ""
-    head = answer[: m.start()].rstrip()
-    if head and head[-1] in ".!?。！？":  # "Claim. [1]": the mark follows the sentence's full stop
-        head = head[:-1]
-    start = max((head.rfind(p) for p in ".!?。！？\n"), default=-1) + 1
-    return answer[start : m.end()].strip()
-
-
-class QuestionEdit(QPlainTextEdit):
-    """Enter asks, Ctrl+Enter (or Shift+Enter) inserts a newline."""
-
-    submitted = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("questionBox")
-        self.setPlaceholderText(tr("Ask a question about your documents… (Enter to ask, Ctrl+Enter for a new line)"))
-        self.setTabChangesFocus(True)
-        self.setMaximumHeight(90)
-
-    def keyPressEvent(self, e: QKeyEvent) -> None:
-        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            mods = e.modifiers()
-            if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier):
-                self.insertPlainText("\n")
-            else:
-                self.submitted.emit()
-            e.accept()
-            return
-        super().keyPressEvent(e)
-
-    def canInsertFromMimeData(self, source: Any) -> bool:
-        # dropped files go to the window (ingest), not into the question as text
-        return False if source.hasUrls() else super().canInsertFromMimeData(source)
-
-    def dragEnterEvent(self, e: Any) -> None:
-        if e.mimeData().hasUrls():
-            e.ignore()
-            return
-        super().dragEnterEvent(e)
 
 
 class ChatWidget(QWidget):
@@ -380,66 +321,15 @@ class ChatWidget(QWidget):
         self._fill_combo()
 
     # -- rendering ---------------------------------------------------------------------------------
-    def _notes(self, turn: Turn) -> list[str]:
-        notes = [tr("Searched only: {filter}", filter=turn.filter)] if turn.filter else []
-        if turn.status == "refused":
-            notes.append(tr("No answer: your documents do not seem to cover this question."))
-        elif turn.status == "clarify":
-            notes.append(tr("The question is ambiguous — please clarify or rephrase."))
-        elif turn.status == "stopped":
-            notes.append(tr("Stopped."))
-        notes.extend(n for n in turn.notes if n and n not in turn.answer)
-        if turn.uncited:
-            notes.append(tr("Not backed by a cited passage: {sentences}",
-                            sentences=" ".join(f"“{u}”" for u in turn.uncited)))
-        if turn.removed:
-            notes.append(tr("Removed, because no cited passage supports it: {sentences}",
-                            sentences=" ".join(f"“{r}”" for r in turn.removed)))
-        if turn.rerank_degraded:
-            notes.append(tr("The reranker failed: passages were ranked without it, so the answer may be less precise."))
-        return notes
-
     def turn_html(self, index: int, turn: Turn) -> str:
-        q = html.escape(turn.question, quote=False).replace("\n", "<br>")
-        parts = [
-            '<table width="100%" cellspacing="0" cellpadding="8" style="background-color:#eaf1fb; margin-top:10px;">'
-            f'<tr><td><b>{html.escape(tr("You"))}</b><br>{q}</td></tr></table>'
-        ]
-        valid = {c.n for c in turn.citations} if turn.finished else None
-        if turn.answer:
-            parts.append(markdown_to_html(turn.answer, valid_citations=valid, turn=index))
-        elif turn.status == "pending":
-            parts.append(f'<p style="color:#888;"><i>{html.escape(tr("Thinking…"))}</i></p>')
-        for note in self._notes(turn):
-            parts.append(f'<p style="color:#9a5b00;"><i>{html.escape(note, quote=False)}</i></p>')
-        if turn.citations:
-            rows = "".join(
-                f'<tr><td valign="top"><a href="{cite_href(c.n, index)}" style="text-decoration:none;">[{c.n}]</a></td>'
-                f'<td>{html.escape(citation_label(c), quote=False)}</td></tr>'
-                for c in sorted(turn.citations, key=lambda c: c.n))
-            parts.append(f'<p style="color:#555; margin-bottom:2px;"><b>{html.escape(tr("Sources"))}</b></p>'
-                         f'<table cellspacing="2" cellpadding="1" style="color:#444;">{rows}</table>')
-        elif turn.passages:
-            rows = "".join(
-                f'<tr><td valign="top"><a href="passage:{p.n}#{index}" style="text-decoration:none;">{p.n}.</a></td>'
-                f'<td>{html.escape(citation_label(p), quote=False)}</td></tr>' for p in turn.passages)
-            parts.append(f'<p style="color:#555; margin-bottom:2px;"><b>{html.escape(tr("Passages found"))}</b></p>'
-                         f'<table cellspacing="2" cellpadding="1" style="color:#444;">{rows}</table>')
-        return "\n".join(parts)
+        return turn_html(index, turn)
 
     def render(self) -> None:
         self._render_timer.stop()
         bar = self.transcript.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum() - 4
         old = bar.value()
-        turns = self.conversation.turns
-        if not turns:
-            body = ('<p style="color:#777;">' + html.escape(
-                tr("Ask a question about the documents in the selected knowledge bases. Answers cite their "
-                   "sources as [1], [2]…; click one to see the passage.")) + "</p>")
-        else:
-            body = "\n".join(self.turn_html(i, t) for i, t in enumerate(turns))
-        self.transcript.setHtml(body)
+        self.transcript.setHtml(transcript_html(self.conversation.turns))
         bar.setValue(bar.maximum() if at_bottom else old)
 
     def _on_anchor(self, url: QUrl) -> None:
