@@ -1,6 +1,10 @@
 """The main window: knowledge bases and documents on the left, the chat in the middle, the
 footnote viewer on the right. Drop files or folders anywhere to add them.
 
+The window is put together from modules of its own: ``window_menus`` (actions and menus),
+``window_kbs`` (the knowledge bases and their documents), ``window_ingest`` (adding documents);
+the last two are mixins of this class, so none of them keeps a reference back to the window.
+
 Every Library call runs on the task runner (the Library serialises store access internally);
 results and errors come back as signals; errors are shown only through ``gui.errors``.
 """
@@ -8,14 +12,12 @@ results and errors come back as signals; errors are shown only through ``gui.err
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QLabel,
     QMainWindow,
     QSplitter,
@@ -26,8 +28,8 @@ from PySide6.QtWidgets import (
 from ..errors import DesktopKBError
 from ..kb import Library
 from ..settings import Settings
-from ..types import Citation, IngestReport
-from . import archive_actions, errors
+from ..types import Citation
+from . import errors
 from .chat import AskFn, ChatWidget
 from .conversations import ConversationStore
 from .doc_metadata import edit_metadata
@@ -42,22 +44,17 @@ from .tasks import TaskHandle, TaskRunner
 from .toc_tree import TocTree
 from .viewer import ViewerPane
 from .watching import Watching
+from .window_ingest import DEFAULT_KB, IngestWiring, local_paths
+from .window_kbs import KBWiring
+from .window_menus import build_actions
 
 __all__ = ["DEFAULT_KB", "MainWindow", "local_paths"]
 
 log = logging.getLogger(__name__)
-DEFAULT_KB = "default"
 LibraryFactory = Callable[[Settings], Library]
 
 
-def local_paths(mime: QMimeData) -> list[str]:
-    """The local files and folders in a drag (other URLs are ignored)."""
-    if not mime.hasUrls():
-        return []
-    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
-
-
-class MainWindow(QMainWindow):
+class MainWindow(KBWiring, IngestWiring, QMainWindow):
     kbs_refreshed = Signal(list)  # knowledge base names, after each refresh
     documents_refreshed = Signal(str)  # the knowledge base whose documents were just listed
     ingest_finished = Signal(object)  # IngestReport, or None when it ended without one
@@ -137,7 +134,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.ranking_label)
         self._update_model_label()
 
-        self._build_actions()
+        build_actions(self)
         self._connect()
         self._restore_state()
         self._doc_refresh_timer = QTimer(self)
@@ -149,42 +146,6 @@ class MainWindow(QMainWindow):
             self.preload_models()
 
     # -- setup ---------------------------------------------------------------------------------
-    def _build_actions(self) -> None:
-        def action(text: str, slot: Callable[[], Any], shortcut: QKeySequence | str | None = None) -> QAction:
-            a = QAction(text, self)
-            if shortcut is not None:
-                a.setShortcut(QKeySequence(shortcut))
-            a.triggered.connect(slot)
-            return a
-
-        self.add_folder_action = action(tr("Add folder…"), self.add_folder_dialog, QKeySequence.StandardKey.Open)
-        self.add_files_action = action(tr("Add files…"), self.add_files_dialog)
-        self.new_kb_action = action(tr("New knowledge base…"), self.kb_panel.new_kb_dialog)
-        self.export_action = action(tr("Export knowledge base…"), lambda: archive_actions.export_dialog(self))
-        self.import_action = action(tr("Import knowledge base…"), lambda: archive_actions.import_dialog(self))
-        self.settings_action = action(tr("Settings…"), self.open_settings, QKeySequence.StandardKey.Preferences)
-        self.quit_action = action(tr("Quit"), self.close, QKeySequence.StandardKey.Quit)
-        self.new_conv_action = action(tr("New conversation"), self.chat.new_conversation, QKeySequence.StandardKey.New)
-        self.about_action = action(tr("About desktop-kb"), self.about)
-
-        menu = self.menuBar()
-        file_menu = menu.addMenu(tr("&File"))
-        for a in (self.add_folder_action, self.add_files_action, self.new_kb_action, self.export_action,
-                  self.import_action):
-            file_menu.addAction(a)
-        file_menu.addSeparator()
-        file_menu.addAction(self.settings_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        chat_menu = menu.addMenu(tr("&Chat"))
-        chat_menu.addAction(self.new_conv_action)
-        help_menu = menu.addMenu(tr("&Help"))
-        help_menu.addAction(self.about_action)
-
-        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        self.stop_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.stop_shortcut.activated.connect(self.chat.stop)
-
     def _connect(self) -> None:
         p = self.kb_panel
         p.create_requested.connect(self.create_kb)
@@ -286,233 +247,6 @@ class MainWindow(QMainWindow):
             self.show_ranking(bool(has_reranker))
 
         return self._run(load, "preload", loaded)
-
-    # -- knowledge bases -----------------------------------------------------------------------------
-    def refresh(self) -> TaskHandle:
-        """List the knowledge bases again (then the current one's documents)."""
-        self._refresh_gen += 1
-        gen = self._refresh_gen
-        lib = self.lib
-        handle = self._run(lambda _ctx: lib.list_kbs(), "refresh", lambda names: self._on_kbs(gen, names))
-        return handle
-
-    def _on_kbs(self, gen: int, names: list[str]) -> None:
-        if gen != self._refresh_gen:
-            return
-        current = self._select_after_refresh or self.kb_panel.current_kb()
-        self._select_after_refresh = None
-        if self._check_after_refresh is not None:
-            checked, self._check_after_refresh = self._check_after_refresh, None
-        elif self.kb_panel.kb_names():
-            checked = self.kb_panel.checked_kbs()
-        else:
-            checked = self.state.get("checked_kbs", [])
-        self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
-        if self.settings.ingest.watch and not self._shut_down:
-            self.watching.sync(names, self.ingest_paths)
-        if not names:
-            self.kb_panel.set_stats(None)
-            self.kb_panel.set_documents([], {})
-        self.kbs_refreshed.emit(list(names))
-
-    def refresh_documents(self) -> TaskHandle | None:
-        kb = self.kb_panel.current_kb()
-        self._docs_gen += 1
-        gen = self._docs_gen
-        if not kb:
-            return None
-        lib = self.lib
-
-        def load(_ctx: Any) -> tuple[Any, Any, Any, Any]:
-            return lib.stats(kb), lib.documents(kb), lib.failures(kb), lib.enrichments(kb)
-
-        def shown(result: Any) -> None:
-            if gen != self._docs_gen:
-                return
-            info, rows, failures, enriched = result
-            self.kb_panel.set_stats(info, self.settings.models.llm.id)
-            self.kb_panel.set_documents(rows, failures, enriched)
-            self.filter_bar.set_documents(rows)
-            self.documents_refreshed.emit(kb)
-
-        def failed(exc: BaseException) -> None:
-            if gen == self._docs_gen:
-                self.kb_panel.set_stats(None)
-                self.kb_panel.set_documents([], {})
-                self.show_error(exc)
-
-        return self._run(load, "documents", shown, failed)
-
-    def _on_selection(self, kbs: list[str]) -> None:
-        self.chat.set_kbs(kbs)
-
-    def create_kb(self, name: str) -> TaskHandle:
-        lib = self.lib
-
-        def created(_: Any) -> None:
-            self._select_after_refresh = name
-            self.refresh()
-            self.statusBar().showMessage(tr("Created {name}.", name=name), 5000)
-
-        return self._run(lambda _ctx: lib.create_kb(name), "create", created)
-
-    def _kb_work_allowed(self) -> bool:
-        # also a stopped answer whose worker has not reached its next cancel check yet
-        busy = self._ingest is not None or any(self.runner.running(n) for n in ("ask", "preload", "remove"))
-        if busy:
-            self.statusBar().showMessage(tr("Wait until adding documents and answering have finished."), 6000)
-        return not busy
-
-    def rename_kb(self, old: str, new: str) -> TaskHandle | None:
-        if not self._kb_work_allowed():
-            return None
-        lib = self.lib
-
-        def renamed(_: Any) -> None:
-            self._close_viewer_for(old)
-            self.conversations.rename_kb(old, new)
-            self._select_after_refresh = new
-            self._check_after_refresh = [new if k == old else k for k in self.kb_panel.checked_kbs()]
-            self.refresh()
-
-        return self._run(lambda _ctx: lib.rename_kb(old, new), "rename", renamed)
-
-    def delete_kb(self, name: str) -> TaskHandle | None:
-        if not self._kb_work_allowed():
-            return None
-        lib = self.lib
-
-        def deleted(_: Any) -> None:
-            self._close_viewer_for(name)
-            self.conversations.forget_kb(name)
-            self.chat.set_kbs([])
-            self.refresh()
-            self.statusBar().showMessage(tr("Deleted {name}.", name=name), 5000)
-
-        return self._run(lambda _ctx: lib.delete_kb(name), "delete", deleted)
-
-    def remove_files(self, kb: str, paths: list[str]) -> TaskHandle:
-        lib = self.lib
-
-        def removed(done: Any) -> None:
-            self.refresh_documents()
-            self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)), 5000)
-
-        return self._run(lambda _ctx: lib.remove_files(kb, paths), "remove", removed)
-
-    # -- adding documents ------------------------------------------------------------------------------
-    def add_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, tr("Add a folder"), str(Path.home()))
-        if folder:
-            self.ingest_paths([folder])
-
-    def add_files_dialog(self) -> None:
-        patterns = " ".join(f"*{e}" for e in self.settings.extensions)
-        files, _ = QFileDialog.getOpenFileNames(self, tr("Add files"), str(Path.home()),
-                                                tr("Documents ({patterns})", patterns=patterns))
-        if files:
-            self.ingest_paths(files)
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-            kb = self.kb_panel.current_kb() or DEFAULT_KB
-            self.statusBar().showMessage(tr("Drop to add to {kb}", kb=kb))
-        else:
-            event.ignore()
-
-    def dragMoveEvent(self, event: Any) -> None:
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dragLeaveEvent(self, event: Any) -> None:
-        self.statusBar().clearMessage()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = local_paths(event.mimeData())
-        if not paths:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        self.statusBar().clearMessage()
-        self.ingest_paths(paths)
-
-    def ingest_paths(self, paths: Sequence[str], kb: str | None = None) -> TaskHandle | None:
-        """Add files/folders to ``kb`` (default: the selected knowledge base, else "default")."""
-        kb = kb or self.kb_panel.current_kb() or DEFAULT_KB
-        paths = [str(p) for p in paths]
-        if self._ingest is not None:
-            self._ingest_queue.append((kb, paths))
-            self.statusBar().showMessage(tr("Queued: will be added after the current documents."), 6000)
-            return None
-        lib = self.lib
-        self.ingest_panel.start(kb, paths)
-        self._ingest_kb = kb
-        self._ingest_seen_done = 0
-        handle = self.runner.run(
-            lambda ctx: lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel),
-            "ingest", progress=self._on_ingest_progress, finished=self._on_ingest_finished,
-            failed=self._on_ingest_failed, cancelled=self._on_ingest_cancelled, done=self._on_ingest_done)
-        self._ingest = handle
-        self._update_busy()
-        if kb not in self.kb_panel.kb_names():
-            self._select_after_refresh = kb
-        return handle
-
-    def cancel_ingest(self) -> None:
-        if self._ingest is not None:
-            self._ingest.cancel()
-            self._ingest_queue.clear()
-
-    def _on_ingest_progress(self, p: Any) -> None:
-        self.ingest_panel.on_progress(p)
-        if p.files_done != self._ingest_seen_done:
-            self._ingest_seen_done = p.files_done
-            if self._ingest_kb not in self.kb_panel.kb_names():
-                self.refresh()  # the knowledge base was just created
-            elif self.kb_panel.current_kb() == self._ingest_kb and not self._doc_refresh_timer.isActive():
-                self._doc_refresh_timer.start()  # show files as they are indexed
-
-    def _on_ingest_finished(self, report: IngestReport) -> None:
-        self.ingest_panel.on_finished(report)
-        self.statusBar().showMessage(
-            tr("Cancelled; finished files stay indexed.") if report.cancelled else
-            tr("Added {n} files to {kb}.", n=len(report.added) + len(report.updated), kb=report.kb), 8000)
-        self.ingest_finished.emit(report)
-
-    def _on_ingest_failed(self, exc: BaseException) -> None:
-        self.ingest_panel.on_stopped(tr("Adding documents failed."))
-        self.show_error(exc)
-        self.ingest_finished.emit(None)
-
-    def _on_ingest_cancelled(self) -> None:
-        self.ingest_panel.on_stopped(tr("Cancelled; finished files stay indexed."))
-        self.ingest_finished.emit(None)
-
-    def _on_ingest_done(self) -> None:
-        self._ingest = None
-        self._update_busy()
-        kb = self._ingest_kb
-        if kb in self.kb_panel.kb_names():
-            self.kb_panel.set_current_kb(kb)
-        else:
-            self._select_after_refresh = kb
-        self.refresh()
-        self.refresh_documents()
-        if self._ingest_queue:
-            next_kb, next_paths = self._ingest_queue.pop(0)
-            self.ingest_paths(next_paths, next_kb)
-        elif kb:
-            self.enriching.maybe_start(kb)
-
-    @property
-    def ingesting(self) -> bool:
-        return self._ingest is not None
-
-    def _update_busy(self) -> None:
-        self.kb_panel.set_busy(self._ingest is not None or self.chat.busy)
 
     # -- footnotes -------------------------------------------------------------------------------------
     def open_citation(self, citation: Citation, context: str = "") -> TaskHandle:

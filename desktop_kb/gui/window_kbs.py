@@ -1,0 +1,130 @@
+"""The knowledge-base side of the main window: listing the bases and the current one's documents
+(stale results of an earlier refresh are dropped), creating, renaming, deleting, removing files.
+A mixin of :class:`~desktop_kb.gui.main_window.MainWindow` (the same object, so no reference back
+to the window is held anywhere); the workers capture only the Library and plain values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .i18n import tr
+from .tasks import TaskHandle
+
+__all__ = ["KBWiring"]
+
+
+class KBWiring:
+    """Uses the window's ``lib``, ``runner``, ``kb_panel``, ``filter_bar``, ``chat``, ``state``,
+    ``conversations``, ``watching`` and its ``_run`` / ``show_error`` / ``_close_viewer_for``."""
+
+    def refresh(self) -> TaskHandle:
+        """List the knowledge bases again (then the current one's documents)."""
+        self._refresh_gen += 1
+        gen = self._refresh_gen
+        lib = self.lib
+        handle = self._run(lambda _ctx: lib.list_kbs(), "refresh", lambda names: self._on_kbs(gen, names))
+        return handle
+
+    def _on_kbs(self, gen: int, names: list[str]) -> None:
+        if gen != self._refresh_gen:
+            return
+        current = self._select_after_refresh or self.kb_panel.current_kb()
+        self._select_after_refresh = None
+        if self._check_after_refresh is not None:
+            checked, self._check_after_refresh = self._check_after_refresh, None
+        elif self.kb_panel.kb_names():
+            checked = self.kb_panel.checked_kbs()
+        else:
+            checked = self.state.get("checked_kbs", [])
+        self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
+        if self.settings.ingest.watch and not self._shut_down:
+            self.watching.sync(names, self.ingest_paths)
+        if not names:
+            self.kb_panel.set_stats(None)
+            self.kb_panel.set_documents([], {})
+        self.kbs_refreshed.emit(list(names))
+
+    def refresh_documents(self) -> TaskHandle | None:
+        kb = self.kb_panel.current_kb()
+        self._docs_gen += 1
+        gen = self._docs_gen
+        if not kb:
+            return None
+        lib = self.lib
+
+        def load(_ctx: Any) -> tuple[Any, Any, Any, Any]:
+            return lib.stats(kb), lib.documents(kb), lib.failures(kb), lib.enrichments(kb)
+
+        def shown(result: Any) -> None:
+            if gen != self._docs_gen:
+                return
+            info, rows, failures, enriched = result
+            self.kb_panel.set_stats(info, self.settings.models.llm.id)
+            self.kb_panel.set_documents(rows, failures, enriched)
+            self.filter_bar.set_documents(rows)
+            self.documents_refreshed.emit(kb)
+
+        def failed(exc: BaseException) -> None:
+            if gen == self._docs_gen:
+                self.kb_panel.set_stats(None)
+                self.kb_panel.set_documents([], {})
+                self.show_error(exc)
+
+        return self._run(load, "documents", shown, failed)
+
+    def _on_selection(self, kbs: list[str]) -> None:
+        self.chat.set_kbs(kbs)
+
+    def create_kb(self, name: str) -> TaskHandle:
+        lib = self.lib
+
+        def created(_: Any) -> None:
+            self._select_after_refresh = name
+            self.refresh()
+            self.statusBar().showMessage(tr("Created {name}.", name=name), 5000)
+
+        return self._run(lambda _ctx: lib.create_kb(name), "create", created)
+
+    def _kb_work_allowed(self) -> bool:
+        # also a stopped answer whose worker has not reached its next cancel check yet
+        busy = self._ingest is not None or any(self.runner.running(n) for n in ("ask", "preload", "remove"))
+        if busy:
+            self.statusBar().showMessage(tr("Wait until adding documents and answering have finished."), 6000)
+        return not busy
+
+    def rename_kb(self, old: str, new: str) -> TaskHandle | None:
+        if not self._kb_work_allowed():
+            return None
+        lib = self.lib
+
+        def renamed(_: Any) -> None:
+            self._close_viewer_for(old)
+            self.conversations.rename_kb(old, new)
+            self._select_after_refresh = new
+            self._check_after_refresh = [new if k == old else k for k in self.kb_panel.checked_kbs()]
+            self.refresh()
+
+        return self._run(lambda _ctx: lib.rename_kb(old, new), "rename", renamed)
+
+    def delete_kb(self, name: str) -> TaskHandle | None:
+        if not self._kb_work_allowed():
+            return None
+        lib = self.lib
+
+        def deleted(_: Any) -> None:
+            self._close_viewer_for(name)
+            self.conversations.forget_kb(name)
+            self.chat.set_kbs([])
+            self.refresh()
+            self.statusBar().showMessage(tr("Deleted {name}.", name=name), 5000)
+
+        return self._run(lambda _ctx: lib.delete_kb(name), "delete", deleted)
+
+    def remove_files(self, kb: str, paths: list[str]) -> TaskHandle:
+        lib = self.lib
+
+        def removed(done: Any) -> None:
+            self.refresh_documents()
+            self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)), 5000)
+
+        return self._run(lambda _ctx: lib.remove_files(kb, paths), "remove", removed)
