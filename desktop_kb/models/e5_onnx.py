@@ -204,5 +204,8 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
 
 
 def install_e5_onnx(settings: Settings, *, force: bool = False) -> Path:
-    """Build the ONNX e5 folder into the models folder (``desktop-kb models install``)."""
-    return build_e5_onnx(e5_onnx_dir(settings), threads=settings.models.threads, force=force)
+    """Build the ONNX e5 folder into the models folder (``desktop-kb models install``): int8, or
+    float32 when the configured embedder id ends in ``onnx-fp32``."""
+    spec = settings.models.embedder
+    precision = "fp32" if spec.backend == "onnx_e5" and spec.id.endswith("onnx-fp32") else "int8"
+    return build_e5_onnx(e5_onnx_dir(settings), precision=precision, threads=settings.models.threads, force=force)
