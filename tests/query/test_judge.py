@@ -137,3 +137,15 @@ def test_judge_off_is_not_asked(settings, folder, scripted):
     a = _ask(settings, gen, judge=False)
     assert a.status == "answered" and a.judge_score is None
     assert not [c for c in gen.calls if c["json_schema"] == "yes_no"]
+
+
+def test_a_document_question_is_not_judged_as_a_pointed_one(settings, folder, scripted):
+    """"Summarise …" is answered from the document in reading order: the judge's question "does
+    this text answer exactly this question" does not fit a summary, so it is not asked."""
+    gen = _judging(scripted, -3.0)
+    s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=0.0))
+    with Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("Summarise the invoices document", kbs=["kb"])
+    assert a.scope and a.status == "answered" and a.judge_score is None
+    assert not [c for c in gen.calls if c["json_schema"] == "yes_no"]
