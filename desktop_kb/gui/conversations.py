@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..query.citations import UNCITED
+from ..query.judge import NOT_JUDGED
 from ..types import Answer, Citation
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
@@ -66,6 +67,7 @@ class Turn:
             self.notes.append(answer.fallback.message)
         if answer.scope:
             self.notes.append(f"Answered from {answer.scope}.")
+        self.notes.extend(p for p in answer.problems if p.startswith(NOT_JUDGED))
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

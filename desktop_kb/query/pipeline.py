@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..errors import GenerationError
 from ..progress import CancelToken
 from ..protocols import Embedder, SearchFilter, TokenCounter, YesNoScorer
 from ..types import (
@@ -36,7 +37,7 @@ from .citations import (
 from .evidence import evidence_windows
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
-from .judge import judge
+from .judge import JUDGED_NOT_ANSWERED, NOT_ANSWERED, NOT_JUDGED, judge
 from .prompts import correction_message
 from .rerank import rerank
 from .retrieve import retrieve
@@ -65,14 +66,6 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         yield
     finally:
         timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)
-
-
-NOT_ANSWERED = {
-    "en": "The passages found are about this, but none of them answers the question as asked, so I "
-          "won't guess. They are listed below.",
-    "zh": "找到的段落与此相关，但没有一段回答了这个问题本身，因此不作猜测。下面列出了这些段落。",
-}
-JUDGED_NOT_ANSWERED = "The cited sentences do not answer the question as asked"
 
 
 def _lang(text: str) -> str:
@@ -280,25 +273,28 @@ def answer(
             queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
             problems=check.errors, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
         )
-    answer = Answer(
+    result = Answer(
         question=question, text=text, status="refused" if check.refusal else "answered",
         citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
         timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
         removed=removed, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
     )
     if check.refusal or scope is not None or not q.judge or not isinstance(generator, YesNoScorer):
-        return answer
+        return result
     # every sentence is in its passage; do those sentences answer this question as asked?
-    with _timed(timings, "judge"):
-        verdict = judge(question, check.citations, passages, generator, q.judge_threshold, cancel=cancel)
+    try:
+        with _timed(timings, "judge"):
+            verdict = judge(question, check.citations, passages, generator, q.judge_threshold, cancel=cancel)
+    except GenerationError as exc:  # the checked answer stands, marked as not judged
+        return dataclasses.replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:
-        return answer
-    answer = dataclasses.replace(answer, judge_score=verdict.score)
+        return result
+    result = dataclasses.replace(result, judge_score=verdict.score)
     if verdict.answers:
-        return answer
+        return result
     return Answer(
         question=question, text=NOT_ANSWERED[_lang(question)], status="refused", passages=tuple(passages),
         queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
         problems=(f"{JUDGED_NOT_ANSWERED} (score {verdict.score:+.2f}).",), prompt_tokens=prompt_tokens,
-        judge_score=verdict.score, withheld=answer,
+        judge_score=verdict.score, withheld=result,
     )

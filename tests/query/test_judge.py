@@ -14,8 +14,14 @@ from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.kb import Library
 from desktop_kb.query.citations import validate
 from desktop_kb.query.cli import answer_json
-from desktop_kb.query.judge import JUDGE_SYSTEM, judge, judge_messages, judge_text
-from desktop_kb.query.pipeline import JUDGED_NOT_ANSWERED, NOT_ANSWERED
+from desktop_kb.query.judge import (
+    JUDGE_SYSTEM,
+    JUDGED_NOT_ANSWERED,
+    NOT_ANSWERED,
+    judge,
+    judge_messages,
+    judge_text,
+)
 from desktop_kb.query.prompts import INJECTION_PLACEHOLDER
 from desktop_kb.types import Chunk, Hit
 
@@ -149,3 +155,21 @@ def test_a_document_question_is_not_judged_as_a_pointed_one(settings, folder, sc
         a = lib.ask("Summarise the invoices document", kbs=["kb"])
     assert a.scope and a.status == "answered" and a.judge_score is None
     assert not [c for c in gen.calls if c["json_schema"] == "yes_no"]
+
+
+def test_a_judge_that_fails_leaves_the_checked_answer_standing_and_says_so(settings, folder, scripted):
+    from desktop_kb.errors import GenerationError
+    from desktop_kb.query.judge import NOT_JUDGED
+
+    class Failing(scripted):
+        def yes_no(self, messages, *, cancel=None):
+            raise GenerationError("out of memory")
+
+    a = _ask(settings, Failing(answers=["Invoices must be paid within 30 days of receipt [1]."]))
+    assert a.status == "answered" and a.judge_score is None and a.citations
+    assert any(p.startswith(NOT_JUDGED) and "out of memory" in p for p in a.problems)
+    from desktop_kb.gui.conversations import Turn  # Qt-free: the chat's record of an answer
+
+    turn = Turn(question=a.question)
+    turn.apply_answer(a)
+    assert any(n.startswith(NOT_JUDGED) for n in turn.notes)  # the app says it was not judged
