@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..text.tokenize import cjk_ratio, tokenize
@@ -15,9 +15,8 @@ from .support import Claim, PassageView, Similarity, TermStats, check_claim, che
 from .support import evidence as support_evidence
 
 __all__ = [
-    "ECHO", "NO_CITATION", "NO_CONTENT", "WRONG_LANGUAGE", "Validation", "attach_citations", "cite_uncited",
-    "echoes_prompt", "find_in_passage", "is_refusal", "normalise", "remove_sentences", "repoint_citations",
-    "validate", "wrong_language",
+    "ECHO", "NO_CITATION", "NO_CONTENT", "WRONG_LANGUAGE", "Validation", "echoes_prompt", "find_in_passage",
+    "is_refusal", "normalise", "validate", "wrong_language",
 ]
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
@@ -227,119 +226,6 @@ def wrong_language(answer: str, question: str) -> bool:
         return False
     q_zh, a_zh = cjk_ratio(question) > 0.3, cjk_ratio(body)
     return (q_zh and a_zh < 0.15) or (not q_zh and cjk_ratio(question) == 0 and a_zh > 0.6)
-
-
-def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str | None:
-    """For an answer without any [n]: cite, after each sentence, the passage that contains at
-    least ``min_coverage`` of its words (same script). None when a sentence has no such passage,
-    so only answers that are plainly taken from a passage are cited this way."""
-    sentences = [s for s in _sentences(answer) if s]
-    if not sentences or _MARK.search(answer):
-        return None
-    vocab = _vocabularies(passages)
-    out = []
-    for sentence in sentences:
-        cover = _coverage(sentence, vocab)
-        if cover is None:
-            out.append(sentence)
-            continue
-        if not cover or max(cover) < min_coverage:
-            return None
-        end = len(sentence.rstrip("。.!?！？"))
-        out.append(f"{sentence[:end]} [{cover.index(max(cover)) + 1}]{sentence[end:]}")
-    return " ".join(out)
-
-
-def cite_uncited(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
-    """In an answer that cites, add [n] to each uncited sentence (of the length validation flags)
-    that passage n plainly contains (``min_coverage`` of its words). Other text is unchanged."""
-    if not _MARK.search(answer):
-        return answer
-    vocab = _vocabularies(passages)
-    return _per_sentence(answer, lambda piece: _cite_sentence(piece, vocab, min_coverage))
-
-
-def repoint_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
-    """Fix a wrong passage number: a sentence whose cited passages do not plainly contain it
-    (``min_coverage`` of its words) while another passage does gets that passage's [n] instead.
-    Short sentences (under 4 distinct words) are left alone: too many passages would match."""
-    vocab = _vocabularies(passages)
-    return _per_sentence(answer, lambda piece: _repoint_sentence(piece, vocab, min_coverage))
-
-
-def remove_sentences(answer: str, sentences: Sequence[str]) -> str:
-    """``answer`` without the given sentences (as :func:`_sentences` cuts them); "" when nothing
-    with words is left."""
-    drop = {s.strip() for s in sentences}
-    text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), answer)
-    kept: list[str] = []
-    pos = 0
-    for m in [*_SENTENCE_SPLIT.finditer(text), None]:
-        end = m.end() if m else len(text)
-        piece = text[pos:end]
-        pos = end
-        if piece.strip() and piece.strip() not in drop:
-            kept.append(piece)
-    rest = "".join(kept).strip()
-    return rest if _WORD.search(_MARK.sub("", rest)) else ""
-
-
-def _per_sentence(answer: str, fix: Callable[[str], str]) -> str:
-    text = _TRAILING_MARKS.sub(lambda m: m.group(2) + m.group(1), answer)
-    out: list[str] = []
-    pos = 0
-    for m in _SENTENCE_SPLIT.finditer(text):
-        out.append(fix(text[pos:m.start()]) + m.group())
-        pos = m.end()
-    out.append(fix(text[pos:]))
-    fixed = "".join(out)
-    return fixed if fixed != text else answer
-
-
-def _vocabularies(passages: Sequence[Hit]) -> list[set[str]]:
-    from ..text.tokenize import tokenize
-
-    return [set(tokenize(h.chunk.text)) for h in passages]
-
-
-def _coverage(claim: str, vocab: Sequence[set[str]], min_words: int = 1) -> list[float] | None:
-    """Share of the claim's distinct words found in each passage's vocabulary; None for too short
-    a claim."""
-    from ..text.tokenize import tokenize
-
-    words = set(tokenize(claim))
-    if len(words) < min_words:
-        return None
-    return [len(words & v) / len(words) for v in vocab]
-
-
-def _cite_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -> str:
-    sentence = piece.strip()
-    if len(sentence) < 25 or _MARK.search(sentence) or is_refusal(sentence) or sentence.startswith("#"):
-        return piece
-    cover = _coverage(sentence, vocab)
-    if not cover or max(cover) < min_coverage:
-        return piece
-    best = cover.index(max(cover))
-    body = piece.rstrip()
-    end = len(body.rstrip("。.!?！？"))
-    return f"{body[:end]} [{best + 1}]{body[end:]}{piece[len(body):]}"
-
-
-def _repoint_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -> str:
-    marks = list(_MARK.finditer(piece))
-    claim = _MARK.sub(" ", piece)
-    if not marks or is_refusal(claim):
-        return piece
-    cover = _coverage(claim, vocab, min_words=4)
-    if not cover or max(cover) < min_coverage:
-        return piece
-    cited = [n for m in marks for n in _numbers(m) if 1 <= n <= len(vocab)]
-    if cited and max(cover[n - 1] for n in cited) >= min_coverage:
-        return piece
-    best = cover.index(max(cover))
-    first = marks[0]
-    return piece[: first.start()] + f"[{best + 1}]" + _MARK.sub("", piece[first.end():])
 
 
 def _sentence_citations(answer: str, at: int, marks: Sequence[re.Match[str]]) -> list[int]:

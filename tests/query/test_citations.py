@@ -113,7 +113,7 @@ def test_citation_after_the_full_stop_belongs_to_the_sentence():
 
 
 def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
-    from desktop_kb.query.citations import attach_citations
+    from desktop_kb.query.repair import attach_citations
 
     cited = attach_citations("逾期不得补开。", PASSAGES)
     assert cited == "逾期不得补开 [2]。" and validate(cited, PASSAGES).valid
@@ -123,7 +123,7 @@ def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
 
 
 def test_cite_uncited_adds_marks_only_where_a_passage_plainly_says_it():
-    from desktop_kb.query.citations import cite_uncited
+    from desktop_kb.query.repair import cite_uncited
 
     answer = ("逾期不得补开 [2]。 Invoices must be paid within 30 days of receipt. "
               "Refunds usually take two weeks to arrive at most.")
@@ -155,7 +155,7 @@ def test_refusal_that_names_a_passage_is_a_refusal_not_an_unsupported_claim():
 
 
 def test_repoint_citations_renumbers_a_sentence_plainly_taken_from_another_passage():
-    from desktop_kb.query.citations import repoint_citations
+    from desktop_kb.query.repair import repoint_citations
 
     wrong = "Late payments incur a 2% fee [2]. 逾期不得补开 [2]。"
     fixed = repoint_citations(wrong, PASSAGES)

@@ -180,6 +180,18 @@ def test_wrong_passage_number_is_fixed_without_a_retry(settings, folder, scripte
     assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round
 
 
+def test_unsupported_sentence_supported_by_another_passage_is_recited_without_a_retry(settings, folder, scripted):
+    said = "Travellers get their hotels reimbursed up to 180 euros a night [1]."  # too reworded to renumber
+    gen = scripted(answers=[said])
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("How much are hotels reimbursed for travellers?", kbs=["kb"], reading_order=True)
+    assert a.status == "answered", a.problems
+    assert a.text == said.replace("[1]", "[2]")
+    assert [c.path.endswith("travel.md") for c in a.citations] == [True]
+    assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no correction round
+
+
 def test_unsupported_sentence_is_named_in_the_retry_then_removed(settings, folder, scripted):
     bad = "Invoices must be paid within 30 days of receipt [1]. Late invoices must be paid within 90 days [1]."
     gen = scripted(answers=[bad, bad, bad])

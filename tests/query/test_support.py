@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_kb.query.citations import ECHO, WRONG_LANGUAGE, remove_sentences, validate
+from desktop_kb.query.citations import ECHO, WRONG_LANGUAGE, validate
+from desktop_kb.query.repair import remove_sentences
 from desktop_kb.query.support import TermStats
 from desktop_kb.text.numbers import quantities
 from desktop_kb.types import Chunk, Hit
