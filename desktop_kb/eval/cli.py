@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
     a = evs.add_parser("answers", help="answer accuracy, citation validity and refusals on a QA dataset")
     a.add_argument("--dataset", required=True, help="QA folder: items.jsonl, contexts.jsonl")
     a.add_argument("--limit", type=int, help="ask a fixed sample of N questions")
+    a.add_argument("--ids", help="ask only these item ids (comma-separated), e.g. a previous run's failures")
     a.add_argument("--per-item", metavar="FILE", help="also write per-item results (JSONL)")
     a.add_argument("--cache-dir", help="where the corpus files are cached (default: <data dir>-eval)")
     a.add_argument("--json", action="store_true")
@@ -264,6 +265,8 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
         raise GenerationError(f"The answer pipeline is not available: {exc}",
                               "desktop_kb.query.pipeline is missing from this build.") from exc
     wanted = set(sample_ids([it.id for it in ds.items], args.limit))
+    if args.ids:
+        wanted &= {i.strip() for i in args.ids.split(",") if i.strip()}
     items = [it for it in ds.items if it.id in wanted]
     with _open_library(settings) as lib:
         try:

@@ -156,6 +156,11 @@ def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scr
     assert [r["status"] for r in rows] == ["answered", "refused"]
     assert rows[0]["contains_gold"] and rows[0]["citations_valid"]
     assert summary["refusal_rate_unanswerable"] == 1.0 and summary["false_refusal_rate"] == 0.0
+    # --ids re-asks chosen items only (e.g. a previous run's failures)
+    assert main(["--data-dir", str(data), "eval", "answers", "--dataset", str(qa), "--ids", "i2, nope",
+                 "--per-item", str(per_item), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"] == 1
+    assert [json.loads(line)["id"] for line in per_item.read_text(encoding="utf-8").splitlines()] == ["i2"]
 
 
 def test_rewrites_are_searched_and_cached(beir: Path, settings: Settings, tmp_path: Path, scripted) -> None:
