@@ -1,7 +1,7 @@
 """Mechanical repairs of an answer's citations, tried before asking the model again (no LLM):
 cite an uncited answer plainly taken from one passage, renumber a sentence cited to the wrong
-passage, re-cite an unsupported sentence to the one passage under which the answer validates,
-remove sentences no passage supports. Every repair is only a candidate: the pipeline keeps it
+passage, re-cite an unsupported sentence to the first other passage that supports it, remove
+sentences no passage supports. Every repair is only a candidate: the pipeline keeps it
 when :func:`~desktop_kb.query.citations.validate` accepts it."""
 
 from __future__ import annotations
