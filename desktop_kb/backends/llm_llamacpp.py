@@ -124,11 +124,7 @@ class LlamaCppGenerator:
             prompt = self._prepared(llm, template, plain)
             # what the context already holds of this prompt is kept; at least one token is
             # evaluated so the logits are this prompt's
-            held = 0
-            for a, b in zip(llm.input_ids[:llm.n_tokens], prompt, strict=False):
-                if a != b:
-                    break
-                held += 1
+            held = llm.longest_token_prefix(llm.input_ids[:llm.n_tokens], prompt)
             llm.n_tokens = min(held, len(prompt) - 1)
             try:
                 llm.eval(prompt[llm.n_tokens:])

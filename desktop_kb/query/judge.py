@@ -56,9 +56,8 @@ class Judgement:
     text: str  # what the judge read
 
 
-def _window(text: str, start: int, end: int, around: int = 1) -> tuple[int, int]:
-    """``start``–``end`` grown to whole sentences, plus ``around`` sentences either side."""
-    spans = sentence_spans(text)
+def _window(spans: Sequence[tuple[int, int]], start: int, end: int, around: int = 1) -> tuple[int, int]:
+    """``start``–``end`` grown to whole sentences (``spans``), plus ``around`` sentences either side."""
     inside = [k for k, (s, e) in enumerate(spans) if e > start and s < end]
     if not inside:
         return start, end
@@ -78,9 +77,10 @@ def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_token
         spans = [(s - chunk.start, e - chunk.start) for s, e in c.evidence]
         if not spans and c.quote_start is not None and c.quote_end is not None:
             spans = [(c.quote_start - chunk.start, c.quote_end - chunk.start)]
-        windows = [_window(text, max(0, s), min(len(text), e)) for s, e in spans if e > 0 and s < len(text)]
+        sentences = sentence_spans(text)
+        windows = [_window(sentences, max(0, s), min(len(text), e)) for s, e in spans if e > 0 and s < len(text)]
         if not windows:
-            windows = [_window(text, 0, 1)]
+            windows = [_window(sentences, 0, 1)]
         for s, e in sorted(set(windows)):
             piece = " ".join(text[s:e].split())
             cost = estimate_tokens(piece)
