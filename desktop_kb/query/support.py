@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..text.common_words import common_english
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
@@ -71,7 +72,7 @@ _NEGATION_ZH = re.compile(r"(?<![不])(?:不|没|未|无|非|别|勿)(?!同|断|
 _OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNORECASE)  # "may or may not": no negation
 _NAME = re.compile(r"(?<![\w.])(?:[A-Z][\w'’-]*[A-Za-z0-9]|[A-Z]{2,}|\w*\d\w*[A-Za-z]\w*)")
 _CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
-_SENTENCE_END = re.compile(r"[。！？!?；]+|\.(?=\s+[^a-z\s])|\n+")
+_SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|year|number)\b|"
                          r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长", re.IGNORECASE)
 _VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
@@ -81,7 +82,8 @@ _PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence, surrounding spaces excluded. A full stop ends a sentence
-    only before a space and a word that is not lower-case ("U.S. army", "e.g. this" stay whole)."""
+    only before a space and a word that is not lower-case ("U.S. army", "e.g. this" stay whole),
+    and not after an initial ("T. S. Eliot")."""
     spans = []
     pos = 0
     for m in [*_SENTENCE_END.finditer(text), None]:
@@ -341,8 +343,10 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
 
 
 def question_key_terms(question: str, stats: TermStats | None) -> list[str]:
-    """The question's rare words and names (the entity asked about), as tokens."""
-    tokens = set(tokenize(question)) - _QUESTION_WORDS - _FILLER
+    """The question's rare words and names (the entity asked about), as tokens. Common English
+    words ("anything", "assumed") are no key terms even where the knowledge base rarely has them:
+    a paraphrased question uses them for the passage's own wording."""
+    tokens = set(tokenize(question)) - _QUESTION_WORDS - _FILLER - common_english()
     # without statistics every longer content word of the question counts
     key = (stats.rare(tokens, unseen=False, share=QUESTION_RARE_SHARE) if stats is not None
            else {t for t in tokens if len(t) >= 4 or is_cjk_char(t[0])})

@@ -88,6 +88,17 @@ def test_cited_passages_must_name_what_the_question_asks_about():
     assert not v.valid and any("does not mention" in e and "which the question asks" in e for e in v.errors)
 
 
+def test_common_words_of_a_paraphrased_question_are_no_key_terms():
+    # rare in this small knowledge base, but plain English: the passage words it differently
+    q = "Is it generally assumed that anything capable of being bought needs a receipt within 30 days?"
+    assert STATS.rare(["assum", "anyth", "capabl"], unseen=True) == {"assum", "anyth", "capabl"}
+    assert validate("Receipts are due within 30 days of the purchase [1].", [RECEIPTS], q, stats=STATS).valid
+    # a name the passages lack still counts
+    q2 = "Did Ryan Fitzpatrick assume that anything capable of being bought is reimbursed?"
+    v = validate("Receipts are due within 30 days of the purchase [1].", [RECEIPTS], q2, stats=STATS)
+    assert not v.valid and any("ryan" in e.lower() and "which the question asks" in e for e in v.errors)
+
+
 def test_how_many_question_needs_a_figure_the_passage_states():
     q = "How many days do I have to hand in receipts?"
     v = validate("Receipts must be handed in [1].", [RECEIPTS], q, stats=STATS)
@@ -172,3 +183,16 @@ def test_a_negated_question_over_a_passage_that_negates_nothing_is_not_answered(
     assert check_question("Whether or not Louisbourg was taken, which clashes came first?", [claim], views) is None
     said = {1: PassageView(_hit("The clashes at Petitcodiac were not involved in taking Louisbourg."))}
     assert check_question("Which clashes weren't involved in taking Louisbourg?", [claim], said) is None
+
+
+def test_an_initial_does_not_end_a_sentence():
+    from desktop_kb.query.support import sentence_spans
+
+    text = "Alumni include poets T. S. Eliot and E. E. Cummings; and the host Conan O'Brien. The U.S. Army came."
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "Alumni include poets T. S. Eliot and E. E. Cummings; and the host Conan O'Brien.", "The U.S. Army came."]
+    passage = _hit(text)
+    v = validate("Alumni include the poets T. S. Eliot and E. E. Cummings [1].", [passage], "Which poets studied there?")
+    assert v.valid and len(v.citations) == 1
+    (start, end), = v.citations[0].evidence
+    assert text[start:end].startswith("Alumni include poets T. S. Eliot")
