@@ -35,7 +35,14 @@ from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
 from .judge import JUDGED_NOT_ANSWERED, NOT_ANSWERED, NOT_JUDGED, judge
 from .prompts import correction_message
-from .repair import attach_citations, cite_uncited, recite_unsupported, remove_sentences, repoint_citations
+from .repair import (
+    attach_citations,
+    cite_by_support,
+    cite_uncited,
+    recite_unsupported,
+    remove_sentences,
+    repoint_citations,
+)
 from .rerank import rerank
 from .retrieve import retrieve
 from .rewrite import rewrite
@@ -230,7 +237,9 @@ def answer(
             break
         # a right answer without [n] (small models do this): cite it only if every sentence is
         # plainly taken from one passage
-        if list(check.errors) == [NO_CITATION] and accept(attach_citations(text, passages)):
+        if list(check.errors) == [NO_CITATION] and (
+                accept(attach_citations(text, passages))
+                or accept(cite_by_support(text, len(passages), lambda t: check_text(t).valid))):
             break
         # an unsupported sentence that another passage supports (the model cited the wrong one)
         if check.unsupported and accept(recite_unsupported(text, [s for s, _ in check.unsupported], len(passages),

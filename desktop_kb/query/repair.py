@@ -1,5 +1,6 @@
 """Mechanical repairs of an answer's citations, tried before asking the model again (no LLM):
-cite an uncited answer plainly taken from one passage, renumber a sentence cited to the wrong
+cite an uncited answer plainly taken from one passage (or, sentence by sentence, to the
+passage whose claim checks it passes), renumber a sentence cited to the wrong
 passage, re-cite an unsupported sentence to the first other passage that supports it, remove
 sentences no passage supports. Every repair is only a candidate: the pipeline keeps it
 when :func:`~desktop_kb.query.citations.validate` accepts it."""
@@ -11,7 +12,7 @@ from collections.abc import Callable, Sequence
 from ..types import Hit
 from .citations import _MARK, _SENTENCE_SPLIT, _TRAILING_MARKS, _WORD, _numbers, _sentences, is_refusal
 
-__all__ = ["attach_citations", "cite_uncited", "recite_unsupported", "remove_sentences", "repoint_citations"]
+__all__ = ["attach_citations", "cite_by_support", "cite_uncited", "recite_unsupported", "remove_sentences", "repoint_citations"]
 
 
 def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str | None:
@@ -32,6 +33,25 @@ def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float =
             return None
         end = len(sentence.rstrip("。.!?！？"))
         out.append(f"{sentence[:end]} [{cover.index(max(cover)) + 1}]{sentence[end:]}")
+    return " ".join(out)
+
+
+def cite_by_support(answer: str, n_passages: int, supported: Callable[[str], bool]) -> str | None:
+    """For an answer without any [n] that :func:`attach_citations` could not cite (a short
+    answer, "1992年。", shares too few words with any passage): cite each sentence to the first
+    passage, in passage order, under which it passes ``supported`` (the claim checks, which leave
+    the question's own words out of the count). None when a sentence has no such passage."""
+    sentences = [s for s in _sentences(answer) if s]
+    if not sentences or _MARK.search(answer) or is_refusal(answer):
+        return None
+    out = []
+    for sentence in sentences:
+        end = len(sentence.rstrip("。.!?！？"))
+        cited = next((c for c in (f"{sentence[:end]} [{n}]{sentence[end:]}" for n in range(1, n_passages + 1))
+                      if supported(c)), None)
+        if cited is None:
+            return None
+        out.append(cited)
     return " ".join(out)
 
 

@@ -4,7 +4,7 @@ unsupported sentence to the passage that supports it."""
 from __future__ import annotations
 
 from desktop_kb.query.citations import validate
-from desktop_kb.query.repair import recite_unsupported, repoint_citations
+from desktop_kb.query.repair import attach_citations, cite_by_support, recite_unsupported, repoint_citations
 from desktop_kb.types import Chunk, Hit
 
 QUESTION = "How much are hotels reimbursed for business travellers?"
@@ -51,3 +51,23 @@ def test_only_the_unsupported_sentence_changes():
     fixed = recite_unsupported(answer, [s for s, _ in check.unsupported], len(PASSAGES), _supported)
     assert fixed == ("Invoices must be paid within 30 days [1]. "
                      "Business travellers get hotels reimbursed up to 180 euros per night [2].")
+
+
+def test_an_uncited_answer_is_cited_where_the_claim_checks_pass_it():
+    passages = [
+        _hit(1, "Hypersensitivity is an immune response that damages the body's own tissues. It has four classes."),
+        _hit(2, "The Golden Gate Bridge opened in 1937."),
+    ]
+    question = "What is the name for a response of the immune system that damages the body's native tissues?"
+    answer = "The name is hypersensitivity. It has four classes."
+    assert attach_citations(answer, passages) is None  # "name" and "hypersensitivity" only: too few words
+    fixed = cite_by_support(answer, len(passages), lambda t: validate(t, passages, question).valid)
+    assert fixed == "The name is hypersensitivity [1]. It has four classes [1]."
+    assert validate(fixed, passages, question).valid
+
+
+def test_an_uncited_answer_no_passage_supports_stays_uncited():
+    question = "How much are hotels reimbursed for business travellers?"
+    for answer in ("Hotels are reimbursed up to 250 euros per night.",  # no passage says 250
+                   "Hotels are reimbursed up to 180 euros [2]."):  # cites already: not this repair's job
+        assert cite_by_support(answer, len(PASSAGES), lambda t: validate(t, PASSAGES, question).valid) is None
