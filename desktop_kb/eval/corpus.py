@@ -186,6 +186,12 @@ def prepare_kb(
             _write_state(state_path, state | {"ingest_s": round(before + now - t0, 2), "complete": False})
 
     report = lib.ingest(name, [folder], progress=track, cancel=cancel)
+    # the knowledge base is named by corpus and embedder, not by cache folder: a run with another
+    # --cache-dir ingests the same corpus again from there; keep this folder's copy only
+    inside = str(folder.resolve())
+    stale = [d.path for d in lib.documents(name) if not d.path.startswith(inside + os.sep)]
+    if stale:
+        lib.remove_files(name, stale)
     elapsed = time.perf_counter() - t0
     embedded = bool(report.added or report.updated)
     if embedded:

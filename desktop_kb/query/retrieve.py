@@ -96,12 +96,18 @@ def retrieve(
         fused = rrf(dense_lists, sparse_lists, k=rrf_k, limit=recall)
     hits = []
     seen: set[tuple[str, str]] = set()
+    texts: set[str] = set()
     for f in fused:
         hit = hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
                                dense_score=f.dense_score, sparse_score=f.sparse_score)
         key = (hit.kb, hit.chunk.chunk_id)
-        if key not in seen:  # a FAQ point (enrich.py) stands for its source chunk: one hit for both
+        # a FAQ point (enrich.py) stands for its source chunk: one hit for both; and the same
+        # text twice (a file copied into two folders, a KB searched with its copy) fills one
+        # place of the prompt, not two
+        text = " ".join(hit.chunk.text.split())
+        if key not in seen and text not in texts:
             seen.add(key)
+            texts.add(text)
             hits.append(hit)
     return RetrievalResult(hits=tuple(hits), weights=weights, best_dense=best_dense)
 

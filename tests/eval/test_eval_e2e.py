@@ -56,6 +56,18 @@ def test_sparse_mode_finds_exact_terms_first(beir: Path, settings: Settings) -> 
     assert again.cached and again.report.chunks == 0  # the second run embeds nothing
 
 
+def test_a_second_cache_folder_does_not_put_the_corpus_twice_into_its_kb(beir: Path, settings: Settings,
+                                                                         tmp_path: Path) -> None:
+    ds = load_beir(beir)
+    with Library.open(settings, embedder=HashEmbedder(), reranker=None) as lib:
+        first = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=tmp_path / "cache-a")
+        second = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=tmp_path / "cache-b")
+        paths = [d.path for d in lib.documents(second.name)]
+    assert first.name == second.name and first.documents == 6
+    assert second.documents == 6 and len(paths) == 6
+    assert all(str((tmp_path / "cache-b").resolve()) in p for p in paths)
+
+
 def _hash_settings(data: Path) -> None:
     data.mkdir(parents=True, exist_ok=True)
     (data / "settings.json").write_text(json.dumps({"models": {

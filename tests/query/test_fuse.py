@@ -79,3 +79,21 @@ def test_convex_fusion_with_zero_sparse_weight_is_the_dense_order():
     fused = convex([_scored(a=0.9, b=0.8, c=0.1)], [(_scored(c=30.0, b=1.0), 0.0)], limit=2)
     assert [f.id for f in fused] == ["a", "b"]
     assert fused[0].dense_score == 0.9 and fused[1].sparse_score == 1.0
+
+
+def test_the_same_text_in_two_files_is_one_search_hit(settings, tmp_path):
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.kb import Library
+
+    text = "# Travel\n\nHotels are reimbursed up to 180 euros per night.\n"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "travel.md").write_text(text, encoding="utf-8")  # a copy in each folder
+    (tmp_path / "a" / "leave.md").write_text("# Leave\n\nEmployees get 25 days of leave.\n", encoding="utf-8")
+    with Library.open(settings, embedder=HashEmbedder(), reranker=None) as lib:
+        lib.ingest("kb", [tmp_path / "a", tmp_path / "b"])
+        assert lib.stats("kb").documents == 3  # both copies are kept as documents
+        hits = lib.search("hotels reimbursed per night", kbs=["kb"], top_k=5)
+    texts = [" ".join(h.chunk.text.split()) for h in hits]
+    assert texts and "180 euros" in texts[0]
+    assert len(texts) == len(set(texts))
