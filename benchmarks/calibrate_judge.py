@@ -3,7 +3,8 @@
 For claims of the faithfulness set (desktop_kb/eval/faithfulness.py) — the gold sentence cited
 to its passage ("verbatim"), the question restated with the gold answer ("paraphrased"), and
 SQuAD 2.0's adversarial questions answered with the sentence holding their plausible wrong answer
-("trap") — the claim is validated as the product does, and the judge weighs what it would read
+("trap"), and in both sets a sentence near the question's words that holds no gold answer
+("off_passage") — the claim is validated as the product does, and the judge weighs what it would read
 (query/judge.py) with the real shipped LLM. Items of the `eval answers --limit 50` sample are left
 out, so that run is not scored on what set the threshold. Prints, per threshold, the share of
 faithful claims the judge lets through and the share of traps it stops; AUC per set.
@@ -29,7 +30,9 @@ from desktop_kb.query.judge import judge_messages, judge_text
 from desktop_kb.query.support import TermStats
 
 SHARED = Path(os.environ.get("DKB_EVAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "eval"))
-KINDS = {"squad2_dev": ("verbatim", "paraphrased", "trap"), "cmrc2018_dev": ("verbatim", "paraphrased")}
+KINDS = {"squad2_dev": ("verbatim", "paraphrased", "trap", "off_passage"),
+         "cmrc2018_dev": ("verbatim", "paraphrased", "off_passage")}
+NEGATIVE = ("trap", "off_passage")
 THRESHOLDS = (-2.0, -1.5, -1.2, -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, 0.0, 0.5)
 
 
@@ -55,7 +58,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--per-kind", type=int, default=40)
     ap.add_argument("--model", help="GGUF file (default: the shipped Qwen2.5-Coder-1.5B)")
     ap.add_argument("--exclude-limit", type=int, default=50, help="leave out the `eval answers --limit N` sample")
-    ap.add_argument("--kinds", default="verbatim,paraphrased,trap", help="claim kinds to judge")
+    ap.add_argument("--kinds", default="verbatim,paraphrased,trap,off_passage", help="claim kinds to judge")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -88,7 +91,7 @@ def main(argv: list[str]) -> int:
                   f"({rows[-1]['s']} s)", file=sys.stderr, flush=True)
     gen.close()
 
-    faithful = [r["score"] for r in rows if r["kind"] != "trap"]
+    faithful = [r["score"] for r in rows if r["kind"] not in NEGATIVE]
     traps = [r["score"] for r in rows if r["kind"] == "trap"]
     table = []
     for t in THRESHOLDS:
@@ -96,12 +99,17 @@ def main(argv: list[str]) -> int:
         for name, kinds in KINDS.items():
             for kind in kinds:
                 scores = [r["score"] for r in rows if r["set"] == name and r["kind"] == kind]
-                if scores and kind != "trap":
+                if scores and kind not in NEGATIVE:
                     row[f"{name}/{kind}_accepted"] = round(sum(s >= t for s in scores) / len(scores), 4)
+                elif scores and kind == "off_passage":
+                    row[f"{name}/off_passage_stopped"] = round(sum(s < t for s in scores) / len(scores), 4)
         table.append(row)
-    squad_ok = [r["score"] for r in rows if r["set"] == "squad2_dev" and r["kind"] != "trap"]
+    squad_ok = [r["score"] for r in rows if r["set"] == "squad2_dev" and r["kind"] not in NEGATIVE]
+    cmrc_ok = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] not in NEGATIVE]
+    cmrc_off = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] == "off_passage"]
     out = {"model": model.name, "per_kind": args.per_kind, "seconds": round(time.perf_counter() - started, 1),
            "auc_squad_faithful_vs_trap": _auc(squad_ok, traps), "auc_all_faithful_vs_trap": _auc(faithful, traps),
+           "auc_cmrc_faithful_vs_off_passage": _auc(cmrc_ok, cmrc_off),
            "mean_judge_s": round(sum(r["s"] for r in rows) / len(rows), 2) if rows else None,
            "thresholds": table, "rows": rows}
     if args.json:

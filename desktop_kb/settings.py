@@ -106,9 +106,11 @@ class QuerySettings:
     fusion: str = "convex"
     # After the claim checks: the LLM weighs whether the cited sentences answer the question as
     # asked (query/judge.py); an answer scoring below judge_threshold (log P(yes) − log P(no)) is
-    # withheld. Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py).
+    # withheld; judge_threshold_cjk for a Chinese (CJK) question, whose scores fall otherwise.
+    # Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py, docs/benchmarks.md).
     judge: bool = True
-    judge_threshold: float = -0.9
+    judge_threshold: float = 0.0
+    judge_threshold_cjk: float = -0.6
 
 
 @dataclass(frozen=True)
@@ -283,8 +285,9 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):
         raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
-    if not -10.0 <= s.query.judge_threshold <= 10.0:
-        raise ConfigError("query.judge_threshold must be between -10 and 10 (a log-odds of yes against no).")
+    for name in ("judge_threshold", "judge_threshold_cjk"):
+        if not -10.0 <= getattr(s.query, name) <= 10.0:
+            raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")
     if s.ingest.ocr not in ("auto", "off", "force"):
         raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
     if not 72 <= s.ingest.ocr_dpi <= 600:

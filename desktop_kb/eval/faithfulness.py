@@ -13,7 +13,11 @@ context sentence that holds the answer. From it:
 
 and for the unanswerable items of SQuAD 2.0 (``trap``): the sentence holding the plausible
 (wrong) answer, cited to its passage, for the adversarial question → reject (only the question
-check can see this one; it is reported, not a target).
+check can see this one; it is reported, not a target). ``off_passage`` (both sets, reported, not
+a target): the sentence that shares most words with the question, of the gold passage (away from
+the answer) or of another passage of the same article without it, cited to its passage — what retrieval brings when the
+answer is not in the knowledge base, and the negatives the answerability judge is calibrated
+on where a set has no unanswerable questions (CMRC).
 
 Each claim is checked by :func:`desktop_kb.query.citations.validate` with the knowledge base's
 term statistics built from all the set's contexts, as the product does after ingesting them.
@@ -24,19 +28,19 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..text.numbers import quantities
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Chunk, Hit
 from .datasets import QADataset
 
 __all__ = ["FaithClaim", "build_claims", "score_claims"]
 
 ACCEPT = ("verbatim", "paraphrased")
-REJECT = ("changed_number", "swapped_answer", "negated", "wrong_passage", "trap")
+REJECT = ("changed_number", "swapped_answer", "negated", "wrong_passage", "trap", "off_passage")
 
 _WH_EN = re.compile(r"^(?:what|which|who|whom|whose|where|when|how many|how much|how)\b\s*", re.IGNORECASE)
 _WH_ZH = re.compile(r"(?:什么时候|哪一年|哪些|哪个|哪位|哪里|哪儿|多少|什么|是谁|谁|哪|几)[^，。？?的]{0,3}?(?=[，。？?的]|$)")
@@ -121,6 +125,30 @@ def _negate(sentence: str) -> str | None:
     return sentence[: m.end()] + " not" + sentence[m.end():]
 
 
+def _off_passage(question: str, answers: Sequence[str], own: str, others: Sequence[str],
+                 ds: QADataset) -> tuple[str, str] | None:
+    """(passage id, sentence): the sentence that shares most words (at least two) with the
+    question among the sentences of ``own`` whose neighbours hold no gold answer either, and of
+    the passages ``others`` that hold none."""
+    from ..query.support import sentence_spans
+
+    asked = set(tokenize(question))
+    best: tuple[int, str, str] | None = None
+    for d in (own, *others):
+        text = ds.corpus[d].text
+        spans = sentence_spans(text)
+        if d != own and any(a and a in text for a in answers):
+            continue
+        for k, (s, e) in enumerate(spans):
+            around = text[spans[max(0, k - 1)][0]:spans[min(len(spans) - 1, k + 1)][1]]
+            if e - s < 8 or any(a and a in around for a in answers):
+                continue
+            shared = len(asked & set(tokenize(text[s:e])))
+            if shared >= 2 and (best is None or shared > best[0]):
+                best = (shared, d, text[s:e])
+    return (best[1], best[2]) if best else None
+
+
 def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list[FaithClaim]:
     """The set for ``ds`` (deterministic for a seed): up to ``limit`` items per kind."""
     rng = random.Random(seed)
@@ -170,6 +198,10 @@ def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list
         if negated:
             add("negated", item.id, item.question, _cite(negated, 1), pair)
         add("wrong_passage", item.id, item.question, _cite(sentence, 2), pair)
+        near = _off_passage(item.question, item.answers, doc.id,
+                            [d for d in by_title[doc.title] if d != doc.id], ds)
+        if near:
+            add("off_passage", item.id, item.question, _cite(near[1], 1), [near[0]])
     return [c for kind in out.values() for c in kind]
 
 

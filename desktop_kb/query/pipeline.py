@@ -294,7 +294,8 @@ def answer(
     # every sentence is in its passage; do those sentences answer this question as asked?
     try:
         with _timed(timings, "judge"):
-            verdict = judge(question, check.citations, passages, generator, q.judge_threshold, cancel=cancel)
+            threshold = q.judge_threshold_cjk if _lang(question) == "zh" else q.judge_threshold
+            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return dataclasses.replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:

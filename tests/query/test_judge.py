@@ -55,6 +55,16 @@ def test_judge_reads_the_supporting_sentence_with_its_neighbours_only():
     assert "Geneva" not in text and "public" not in text
 
 
+def test_judge_text_says_what_the_passage_is_about():
+    text = "Other: poets T. S. Eliot and E. E. Cummings; the television host and writer Conan O'Brien."
+    hit = _hit(text)
+    hit = dataclasses.replace(hit, chunk=dataclasses.replace(hit.chunk, heading_path=("Harvard University", "Alumni")))
+    v = validate("Conan O'Brien studied there [1].", [hit], "What tv host and writer went to Harvard?")
+    assert v.valid
+    read = judge_text(v.citations, [hit])
+    assert read.startswith("(Harvard University > Alumni) Other: poets T. S. Eliot")
+
+
 def test_judge_text_keeps_to_its_budget_across_citations():
     first, second = _hit(), _hit("Another passage. " * 5 + "Ortiz chaired it until 1950. " + "Filler. " * 5, 900)
     second = dataclasses.replace(second, chunk=dataclasses.replace(second.chunk, chunk_id="c2", doc_id="d2"))
@@ -136,6 +146,27 @@ def test_answer_the_judge_rejects_is_withheld_and_says_why(settings, folder, scr
 def test_answer_the_judge_accepts_stands_with_its_score(settings, folder, scripted):
     a = _ask(settings, _judging(scripted, 2.0))
     assert a.status == "answered" and a.judge_score == 2.0 and a.citations[0].n == 1
+
+
+def test_a_chinese_question_is_judged_with_its_own_threshold(settings, tmp_path, scripted):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "fapiao.md").write_text("# 发票\n\n发票须在交易发生后三十天内开具。\n", encoding="utf-8")
+    s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=0.0, judge_threshold=0.0,
+                                                   judge_threshold_cjk=-0.6))
+    for score, status in ((-0.3, "answered"), (-0.7, "refused")):  # below 0.0, and below −0.6 too
+        class Judging(scripted):
+            def yes_no(self, messages, *, cancel=None, score=score):
+                return score
+
+        gen = Judging(answers=["发票须在交易发生后三十天内开具 [1]。"])
+        with Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen) as lib:
+            lib.ingest("kb", [d])
+            a = lib.ask("发票须在多少天内开具？", kbs=["kb"])
+        assert a.judge_score == score and a.status == status, (score, a.text)
+    en = _ask(settings.replace(query=dataclasses.replace(settings.query, judge_threshold=0.0, judge_threshold_cjk=-0.6)),
+              _judging(scripted, -0.3))
+    assert en.status == "refused"  # the same score under the English threshold
 
 
 def test_judge_off_is_not_asked(settings, folder, scripted):
