@@ -15,9 +15,9 @@ and for the unanswerable items of SQuAD 2.0 (``trap``): the sentence holding the
 (wrong) answer, cited to its passage, for the adversarial question → reject (only the question
 check can see this one; it is reported, not a target). ``off_passage`` (both sets, reported, not
 a target): the sentence that shares most words with the question, of the gold passage (away from
-the answer) or of another passage of the same article without it, cited to its passage — what retrieval brings when the
-answer is not in the knowledge base, and the negatives the answerability judge is calibrated
-on where a set has no unanswerable questions (CMRC).
+the answer) or of another passage of the same article without it, cited to its passage: what
+retrieval brings when the documents do not answer, and the negatives the answerability judge is
+calibrated on where a set has no unanswerable questions (CMRC).
 
 Each claim is checked by :func:`desktop_kb.query.citations.validate` with the knowledge base's
 term statistics built from all the set's contexts, as the product does after ingesting them.

@@ -34,4 +34,4 @@ def common_english(limit: int = COMMON_RANK) -> frozenset[str]:
             words = fh.read().split()[:limit]
     except (OSError, EOFError, UnicodeDecodeError):
         return frozenset()
-    return frozenset(t for w in words for t in tokenize(w))
+    return frozenset(tokenize(" ".join(words)))  # stemmed once per process (~0.5–1.5 s)
