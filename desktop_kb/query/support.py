@@ -73,8 +73,9 @@ _OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGN
 _NAME = re.compile(r"(?<![\w.])(?:[A-Z][\w'’-]*[A-Za-z0-9]|[A-Z]{2,}|\w*\d\w*[A-Za-z]\w*)")
 _CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
 _SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
-_QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|year|number)\b|"
-                         r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长", re.IGNORECASE)
+_QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|percent|year|number)\b|"
+                         r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|百分之几|百分比", re.IGNORECASE)
+_PERCENT_Q = re.compile(r"\bwhat (?:percentage|percent)\b|百分之几|百分比", re.IGNORECASE)
 _VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
 _TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
 _PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)
@@ -394,6 +395,9 @@ def check_question(
         vague = [w for w in _VAGUE.findall(said.lower()) if any(w in v.folded for v in vs)]
         if not vague and not any(_quantity_found(q, vs) for q in figures):
             return (f"The question asks for a number, and the answer gives none that passage {cites} "
+                    "states.")
+        if _PERCENT_Q.search(question) and not any(q.percent and _quantity_found(q, vs) for q in figures):
+            return (f"The question asks for a percentage, and the answer gives none that passage {cites} "
                     "states.")
     elif _PERSON_Q.search(question) or _TIME_Q.search(question):
         new = {t for c in answer_claims for t in c.tokens} - q_tokens - _FILLER

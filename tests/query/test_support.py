@@ -196,3 +196,17 @@ def test_an_initial_does_not_end_a_sentence():
     assert v.valid and len(v.citations) == 1
     (start, end), = v.citations[0].evidence
     assert text[start:end].startswith("Alumni include poets T. S. Eliot")
+
+
+def test_a_percentage_question_needs_a_percentage_the_passage_states():
+    passage = _hit("In 1897 the city had 638,000 inhabitants, of whom 219,000 (34%) were Jewish.")
+    q = "What percentage of the population was Jewish in 1897?"
+    bad = validate("219,000 [1].", [passage], q, stats=STATS)
+    assert not bad.valid and any("asks for a percentage" in e for e in bad.errors)
+    assert validate("34% were Jewish [1].", [passage], q, stats=STATS).valid
+    assert validate("219,000 were Jewish [1].", [passage], "How many Jewish inhabitants were there in 1897?",
+                    stats=STATS).valid
+    zh = _hit("该市1897年有63.8万居民，其中21.9万人是犹太人，占百分之三十四。")
+    bad_zh = validate("21.9万人 [1]。", [zh], "1897年犹太人占人口的百分比是多少？", stats=STATS)
+    assert not bad_zh.valid and any("asks for a percentage" in e for e in bad_zh.errors)
+    assert validate("百分之三十四 [1]。", [zh], "1897年犹太人占人口的百分比是多少？", stats=STATS).valid
