@@ -59,7 +59,7 @@ Similarity = Callable[[str, str], float]
 _FILLER = frozenset(tokenize(
     "passage passages document documents text according states stated says said mentions mentioned "
     "answer question provided information based following given described indicates shown "
-    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上"
+    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上 描述 记载 所述 显示"
 ))
 # Question words that are no key terms (stemmed the way tokenize stems them).
 _QUESTION_WORDS = frozenset(tokenize(

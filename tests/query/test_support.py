@@ -210,3 +210,9 @@ def test_a_percentage_question_needs_a_percentage_the_passage_states():
     bad_zh = validate("21.9万人 [1]。", [zh], "1897年犹太人占人口的百分比是多少？", stats=STATS)
     assert not bad_zh.valid and any("asks for a percentage" in e for e in bad_zh.errors)
     assert validate("百分之三十四 [1]。", [zh], "1897年犹太人占人口的百分比是多少？", stats=STATS).valid
+
+
+def test_words_about_the_passage_itself_need_not_be_in_it():
+    # "according to the description in [1]": 描述 is the answer talking about the passage
+    answer = "根据[1]中的描述，增值税专用发票的开具期限为交易发生后三十天内。"
+    assert validate(answer, [ZH], "增值税专用发票的开具期限是多久？", stats=STATS).valid
