@@ -55,11 +55,13 @@ CROSS_LANGUAGE_MIN = 0.79  # embedder cosine between a claim and a passage in an
 
 Similarity = Callable[[str, str], float]
 
-# Words an answer uses to talk about passages and questions, not about the world.
+# Words an answer uses to talk about passages and questions, not about the world, and the
+# connectives it adds when it answers a why-question (是因为).
 _FILLER = frozenset(tokenize(
     "passage passages document documents text according states stated says said mentions mentioned "
     "answer question provided information based following given described indicates shown "
-    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上 描述 记载 所述 显示"
+    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上 描述 记载 所述 显示 "
+    "是因为 之所以 是由于 因为 由于 所以 因此"
 ))
 # Question words that are no key terms (stemmed the way tokenize stems them).
 _QUESTION_WORDS = frozenset(tokenize(
@@ -70,7 +72,9 @@ _QUESTION_WORDS = frozenset(tokenize(
 _NEGATION_EN = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
 _NEGATION_ZH = re.compile(r"(?<![不])(?:不|没|未|无|非|别|勿)(?!同|断|少|久|仅|过|管|论|常|来|数|但|时|止|定|限|得不)")
 _OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNORECASE)  # "may or may not": no negation
-_NAME = re.compile(r"(?<![\w.])(?:[A-Z][\w'’-]*[A-Za-z0-9]|[A-Z]{2,}|\w*\d\w*[A-Za-z]\w*)")
+# Latin letters and digits only (\w would glue a name to the Chinese text around it: 授勋了MBE)
+_L = "0-9A-Za-z\u00c0-\u024f"
+_NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
 _CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
 _SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
 _QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|percent|year|number)\b|"

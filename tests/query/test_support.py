@@ -216,3 +216,19 @@ def test_words_about_the_passage_itself_need_not_be_in_it():
     # "according to the description in [1]": 描述 is the answer talking about the passage
     answer = "根据[1]中的描述，增值税专用发票的开具期限为交易发生后三十天内。"
     assert validate(answer, [ZH], "增值税专用发票的开具期限是多久？", stats=STATS).valid
+
+
+def test_a_latin_name_inside_chinese_text_is_only_the_name():
+    passage = _hit("2011年新年，侯活·韦比因在足球上的贡献而获授MBE勋衔。")
+    ok = validate("侯活·韦比在2011年新年因在足球上的贡献而被授勋了MBE [1]。", [passage],
+                  "侯活·韦比在2011年新年因在足球上的贡献而被授勋了什么？", stats=STATS)
+    assert ok.valid, ok.errors
+    bad = validate("侯活·韦比在2011年新年因在足球上的贡献而被授勋了OBE [1]。", [passage],
+                   "侯活·韦比在2011年新年因在足球上的贡献而被授勋了什么？", stats=STATS)
+    assert not bad.valid and any("OBE" in e for e in bad.errors)
+
+
+def test_the_connective_of_a_why_answer_need_not_be_in_the_passage():
+    passage = _hit("为了克服铁路翻越张广才岭的困难，大批沙俄工程人员驻扎在横道河子镇。")
+    answer = "大批沙俄工程人员驻扎在横道河子镇，是因为要克服铁路翻越张广才岭的困难 [1]。"
+    assert validate(answer, [passage], "为什么大批沙俄工程人员驻扎在横道河子镇？", stats=STATS).valid
