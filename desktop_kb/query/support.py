@@ -38,6 +38,21 @@ from ..text.common_words import common_english
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
+from .claim_terms import (
+    CODE,
+    FILLER,
+    NAME,
+    NEGATION_EN,
+    NEGATION_ZH,
+    OR_NOT,
+    PERCENT_Q,
+    PERSON_Q,
+    QUANTITY_Q,
+    QUESTION_WORDS,
+    SENTENCE_END,
+    TIME_Q,
+    VAGUE,
+)
 from .contrast import contrast
 from .term_stats import TermStats
 
@@ -55,34 +70,6 @@ CROSS_LANGUAGE_MIN = 0.79  # embedder cosine between a claim and a passage in an
 
 Similarity = Callable[[str, str], float]
 
-# Words an answer uses to talk about passages and questions, not about the world, and the
-# connectives it adds when it answers a why-question (是因为).
-_FILLER = frozenset(tokenize(
-    "passage passages document documents text according states stated says said mentions mentioned "
-    "answer question provided information based following given described indicates shown "
-    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上 描述 记载 所述 显示 "
-    "是因为 之所以 是由于 因为 由于 所以 因此"
-))
-# Question words that are no key terms (stemmed the way tokenize stems them).
-_QUESTION_WORDS = frozenset(tokenize(
-    "many much long old far often kind type name called named year years time number percentage "
-    "什么 哪 哪个 哪些 哪里 哪年 哪一年 多少 几 谁 何时 什么时候 为什么 如何 怎么 怎样 是否 多久 多长 哪位 "
-    "叫什么 名字 称为 被称为 主要 介绍 一下 请问 可以 简述 描述 讲讲 说说 告诉 知道 有关 关于 具体"
-))
-_NEGATION_EN = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
-_NEGATION_ZH = re.compile(r"(?<![不])(?:不|没|未|无|非|别|勿)(?!同|断|少|久|仅|过|管|论|常|来|数|但|时|止|定|限|得不)")
-_OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNORECASE)  # "may or may not": no negation
-# Latin letters and digits only (\w would glue a name to the Chinese text around it: 授勋了MBE)
-_L = "0-9A-Za-z\u00c0-\u024f"
-_NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
-_CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
-_SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
-_QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|percent|year|number)\b|"
-                         r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|百分之几|百分比", re.IGNORECASE)
-_PERCENT_Q = re.compile(r"\bwhat (?:percentage|percent)\b|百分之几|百分比", re.IGNORECASE)
-_VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
-_TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
-_PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -91,7 +78,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     and not after an initial ("T. S. Eliot")."""
     spans = []
     pos = 0
-    for m in [*_SENTENCE_END.finditer(text), None]:
+    for m in [*SENTENCE_END.finditer(text), None]:
         s, e = pos, (m.end() if m else len(text))
         pos = e
         while s < e and text[s].isspace():
@@ -181,10 +168,10 @@ def _names(text: str) -> list[str]:
     """Latin names, acronyms and codes as written (a capitalised first word only when it is not a
     common word: that is decided by the caller through key terms)."""
     out = []
-    for m in _NAME.finditer(text):
+    for m in NAME.finditer(text):
         word = m.group(0).strip("'’-")
         at_start = m.start() == 0 or text[: m.start()].rstrip().endswith((".", ":", "!", "?", '"', "“"))
-        if len(word) < 2 or (at_start and not _CODE.match(word)):
+        if len(word) < 2 or (at_start and not CODE.match(word)):
             continue
         out.append(word)
     return out
@@ -217,7 +204,7 @@ def question_values(question_tokens: set[str]) -> set[float]:
 
 
 def _negates(text: str) -> bool:
-    return bool(_NEGATION_EN.search(text) or _NEGATION_ZH.search(text))
+    return bool(NEGATION_EN.search(text) or NEGATION_ZH.search(text))
 
 
 def _fold_negation(text: str) -> str:
@@ -231,7 +218,7 @@ def _negation_phrases(text: str) -> list[str]:
     must say that, not only something else with a negation somewhere."""
     folded = _fold_negation(text)
     out = [m.group(0) for m in re.finditer(r"\b(?:not|no|never)\s+[^\W\d_]+", folded)]
-    out += [m.group(0) + folded[m.end(): m.end() + 1] for m in _NEGATION_ZH.finditer(folded)
+    out += [m.group(0) + folded[m.end(): m.end() + 1] for m in NEGATION_ZH.finditer(folded)
             if m.end() < len(folded) and is_cjk_char(folded[m.end()])]
     return out
 
@@ -267,7 +254,7 @@ def check_claim(
                 problems.append(f"passage {cites} does not say this (similarity {best:.2f})")
         return "; ".join(problems) or None
 
-    content = {t for t in claim.tokens - question_tokens - _FILLER if not t.isdigit()}
+    content = {t for t in claim.tokens - question_tokens - FILLER if not t.isdigit()}
     found = {t for t in content if any(v.has(t) for v in views)}
     # rare words of the knowledge base; a Latin word no document has is mostly the answer's own
     # wording ("due" for "must be paid"), left to the coverage check
@@ -284,7 +271,7 @@ def check_claim(
     # a short claim may reword one word ("due" for "must be paid"), a longer one a fifth of them
     # the question's words that the claim asserts must be in the passage too (an answer that
     # restates "parental leave for adoptive parents" over a passage about paid leave)
-    asked = {t for t in claim.tokens & question_tokens - _QUESTION_WORDS - _FILLER
+    asked = {t for t in claim.tokens & question_tokens - QUESTION_WORDS - FILLER
              if not t.isdigit() and (len(t) >= 4 or (is_cjk_char(t[0]) and len(t) >= 2))}
     restated_missing = sorted(t for t in asked if not any(v.has(t) for v in views))
     if stats is not None and restated_missing:  # with statistics: only words no document has
@@ -316,7 +303,7 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
     sentence of each cited passage that shares anything with the claim, grown by the next or
     previous sentence while that adds words or figures of the claim the span lacks."""
     claim_qs = quantities(claim.text)
-    wanted = set(claim.tokens) - _FILLER
+    wanted = set(claim.tokens) - FILLER
     out: list[tuple[int, int, int]] = []
     for i, v in enumerate(views):
         sents = v.sentences
@@ -351,12 +338,12 @@ def question_key_terms(question: str, stats: TermStats | None) -> list[str]:
     """The question's rare words and names (the entity asked about), as tokens. Common English
     words ("anything", "assumed") are no key terms even where the knowledge base rarely has them:
     a paraphrased question uses them for the passage's own wording."""
-    tokens = set(tokenize(question)) - _QUESTION_WORDS - _FILLER - common_english()
+    tokens = set(tokenize(question)) - QUESTION_WORDS - FILLER - common_english()
     # without statistics every longer content word of the question counts
     key = (stats.rare(tokens, unseen=False, share=QUESTION_RARE_SHARE) if stats is not None
            else {t for t in tokens if len(t) >= 4 or is_cjk_char(t[0])})
     for w in _names(question):
-        key.update(t for t in tokenize(w) if t not in _QUESTION_WORDS)
+        key.update(t for t in tokenize(w) if t not in QUESTION_WORDS)
     return sorted(t for t in key if not t.isdigit())
 
 
@@ -383,29 +370,29 @@ def check_question(
         return (f"Passage {cites} does not mention {', '.join(missing[:5])}, which the question asks "
                 "about: it does not answer the question; say so if no passage does.")
     q_tokens = set(tokenize(question))
-    topical = q_tokens - _QUESTION_WORDS - _FILLER
+    topical = q_tokens - QUESTION_WORDS - FILLER
     related = [v.hit.chunk.text[s:e] for v in vs for s, e, toks in v.sentences if len(toks & topical) >= 2]
     turned = contrast(question, related)
     if turned:  # the question turns round what the passage says (SQuAD 2.0's adversarial kind)
         return (f"The question asks about \"{turned[0]}\", but passage {cites} says \"{turned[1]}\": it does "
                 "not answer the question; say so if no passage does.")
-    if _negates(_OR_NOT.sub(" ", question)) and related and not any(_negates(r) for r in related):
+    if _negates(OR_NOT.sub(" ", question)) and related and not any(_negates(r) for r in related):
         return (f"The question asks about what did not happen, and passage {cites} says nothing of the kind: "
                 "it does not answer the question; say so if no passage does.")
     said = " ".join(c.text for c in answer_claims)
-    if _QUANTITY_Q.search(question):
+    if QUANTITY_Q.search(question):
         q_values = {v for q in quantities(question) for v in q.values}
         figures = [q for q in quantities(said) if not q.values <= q_values]
-        vague = [w for w in _VAGUE.findall(said.lower()) if any(w in v.folded for v in vs)]
+        vague = [w for w in VAGUE.findall(said.lower()) if any(w in v.folded for v in vs)]
         if not vague and not any(_quantity_found(q, vs) for q in figures):
             return (f"The question asks for a number, and the answer gives none that passage {cites} "
                     "states.")
-        if _PERCENT_Q.search(question) and not any(q.percent and _quantity_found(q, vs) for q in figures):
+        if PERCENT_Q.search(question) and not any(q.percent and _quantity_found(q, vs) for q in figures):
             return (f"The question asks for a percentage, and the answer gives none that passage {cites} "
                     "states.")
-    elif _PERSON_Q.search(question) or _TIME_Q.search(question):
-        new = {t for c in answer_claims for t in c.tokens} - q_tokens - _FILLER
+    elif PERSON_Q.search(question) or TIME_Q.search(question):
+        new = {t for c in answer_claims for t in c.tokens} - q_tokens - FILLER
         if not any(v.has(t) for t in new for v in vs):
-            kind = "who" if _PERSON_Q.search(question) else "when"
+            kind = "who" if PERSON_Q.search(question) else "when"
             return f"The answer does not say {kind} with words from passage {cites}."
     return None

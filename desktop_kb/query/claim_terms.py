@@ -1,0 +1,42 @@
+"""The words and patterns the claim checks (:mod:`.support`) read a text with: filler and question
+words, negations, names and codes, sentence ends, and the kinds of question (how many, when, who)."""
+
+from __future__ import annotations
+
+import re
+
+from ..text.tokenize import tokenize
+
+__all__ = [
+    "CODE", "FILLER", "NAME", "NEGATION_EN", "NEGATION_ZH", "OR_NOT", "PERCENT_Q", "PERSON_Q",
+    "QUANTITY_Q", "QUESTION_WORDS", "SENTENCE_END", "TIME_Q", "VAGUE",
+]
+
+# Words an answer uses to talk about passages and questions, not about the world, and the
+# connectives it adds when it answers a why-question (是因为).
+FILLER = frozenset(tokenize(
+    "passage passages document documents text according states stated says said mentions mentioned "
+    "answer question provided information based following given described indicates shown "
+    "根据 段落 文档 文中 提到 指出 表示 说明 资料 答案 问题 内容 以上 描述 记载 所述 显示 "
+    "是因为 之所以 是由于 因为 由于 所以 因此"
+))
+# Question words that are no key terms (stemmed the way tokenize stems them).
+QUESTION_WORDS = frozenset(tokenize(
+    "many much long old far often kind type name called named year years time number percentage "
+    "什么 哪 哪个 哪些 哪里 哪年 哪一年 多少 几 谁 何时 什么时候 为什么 如何 怎么 怎样 是否 多久 多长 哪位 "
+    "叫什么 名字 称为 被称为 主要 介绍 一下 请问 可以 简述 描述 讲讲 说说 告诉 知道 有关 关于 具体"
+))
+NEGATION_EN = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
+NEGATION_ZH = re.compile(r"(?<![不])(?:不|没|未|无|非|别|勿)(?!同|断|少|久|仅|过|管|论|常|来|数|但|时|止|定|限|得不)")
+OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNORECASE)  # "may or may not": no negation
+# Latin letters and digits only (\w would glue a name to the Chinese text around it: 授勋了MBE)
+_L = "0-9A-Za-z\u00c0-\u024f"
+NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
+CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
+SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
+QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|percent|year|number)\b|"
+                         r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|百分之几|百分比", re.IGNORECASE)
+PERCENT_Q = re.compile(r"\bwhat (?:percentage|percent)\b|百分之几|百分比", re.IGNORECASE)
+VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
+TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
+PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)
