@@ -31,8 +31,7 @@ def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float =
             continue
         if not cover or max(cover) < min_coverage:
             return None
-        end = len(sentence.rstrip("。.!?！？"))
-        out.append(f"{sentence[:end]} [{cover.index(max(cover)) + 1}]{sentence[end:]}")
+        out.append(_marked(sentence, cover.index(max(cover)) + 1))
     return " ".join(out)
 
 
@@ -46,9 +45,7 @@ def cite_by_support(answer: str, n_passages: int, supported: Callable[[str], boo
         return None
     out = []
     for sentence in sentences:
-        end = len(sentence.rstrip("。.!?！？"))
-        cited = next((c for c in (f"{sentence[:end]} [{n}]{sentence[end:]}" for n in range(1, n_passages + 1))
-                      if supported(c)), None)
+        cited = next((c for c in (_marked(sentence, n) for n in range(1, n_passages + 1)) if supported(c)), None)
         if cited is None:
             return None
         out.append(cited)
@@ -91,6 +88,12 @@ def recite_unsupported(answer: str, unsupported: Sequence[str], n_passages: int,
         else:
             return None
     return text if text != answer else None
+
+
+def _marked(sentence: str, n: int) -> str:
+    """``sentence`` with `` [n]`` before its closing punctuation ("Paid in 30 days [1].")."""
+    end = len(sentence.rstrip("。.!?！？"))
+    return f"{sentence[:end]} [{n}]{sentence[end:]}"
 
 
 def _recite(sentence: str, n: int) -> str:
@@ -156,8 +159,7 @@ def _cite_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -
         return piece
     best = cover.index(max(cover))
     body = piece.rstrip()
-    end = len(body.rstrip("。.!?！？"))
-    return f"{body[:end]} [{best + 1}]{body[end:]}{piece[len(body):]}"
+    return _marked(body, best + 1) + piece[len(body):]
 
 
 def _repoint_sentence(piece: str, vocab: Sequence[set[str]], min_coverage: float) -> str:
