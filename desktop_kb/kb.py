@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNotFound, OwnerScopeRequired
-from .ingest.manifest import DocumentRow, Manifest, peek_meta
+from .ingest.manifest import DocumentRow, Manifest
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from .kb_admin import AdminMixin, KBInfo, validate_kb_name
@@ -96,13 +96,8 @@ class Library(AdminMixin, DocumentsMixin):
             if self._embedder is None:
                 from .factory import build_embedder
 
-                self._embedder = build_embedder(self.settings, self.built_with())
+                self._embedder = build_embedder(self.settings)
             return self._embedder
-
-    def built_with(self) -> list[str | None]:
-        """The embedder id each knowledge base here was built with (``None``: not yet, or
-        unreadable), read without taking the bases' locks."""
-        return [peek_meta(self._kb_dir(name) / "manifest.sqlite", "embedder") for name in self.list_kbs()]
 
     @property
     def reranker(self) -> Reranker | None:

