@@ -222,4 +222,3 @@ def test_settings_accept_the_onnx_backend(tmp_path: Path) -> None:
         "id": "intfloat/multilingual-e5-small:onnx-int8", "backend": "onnx_e5", "dim": 384}, "threads": 1}}))
     s = load_settings(tmp_path)
     assert s.models.embedder.backend == "onnx_e5" and s.models.threads == 1
-
