@@ -34,9 +34,10 @@ _L = "0-9A-Za-z\u00c0-\u024f"
 NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
 CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
 SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
-QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:percentage|percent|year|number)\b|"
-                         r"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|百分之几|百分比", re.IGNORECASE)
-PERCENT_Q = re.compile(r"\bwhat (?:percentage|percent)\b|百分之几|百分比", re.IGNORECASE)
+_PERCENT_Q = r"\bwhat (?:percentage|percent)\b|百分之几|百分比"
+PERCENT_Q = re.compile(_PERCENT_Q, re.IGNORECASE)
+QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:year|number)\b|"
+                         rf"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|{_PERCENT_Q}", re.IGNORECASE)
 VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
 TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
 PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)

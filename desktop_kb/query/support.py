@@ -384,10 +384,11 @@ def check_question(
         q_values = {v for q in quantities(question) for v in q.values}
         figures = [q for q in quantities(said) if not q.values <= q_values]
         vague = [w for w in VAGUE.findall(said.lower()) if any(w in v.folded for v in vs)]
-        if not vague and not any(_quantity_found(q, vs) for q in figures):
+        stated = [q for q in figures if _quantity_found(q, vs)]
+        if not vague and not stated:
             return (f"The question asks for a number, and the answer gives none that passage {cites} "
                     "states.")
-        if PERCENT_Q.search(question) and not any(q.percent and _quantity_found(q, vs) for q in figures):
+        if PERCENT_Q.search(question) and not any(q.percent for q in stated):
             return (f"The question asks for a percentage, and the answer gives none that passage {cites} "
                     "states.")
     elif PERSON_Q.search(question) or TIME_Q.search(question):
