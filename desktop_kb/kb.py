@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNotFound, OwnerScopeRequired
+from .ingest import reembed as reembedding
 from .ingest.manifest import DocumentRow, Manifest
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
@@ -226,15 +227,12 @@ class Library(AdminMixin, DocumentsMixin):
         tags: Sequence[str] | None = None,
         owner: str | None = None,
         pdf_password: str | None = None,
-        reembed: bool = False,
         progress: ProgressCallback = null_progress,
         cancel: CancelToken | None = None,
     ) -> IngestReport:
         name = validate_kb_name(name)
         self.create_kb(name)
         m = self.manifest(name)
-        if reembed:
-            self._reset_for_reembed(name, m)
         self._check_embedder(name, m)
         chunker = {"size": self.settings.chunk.size, "overlap": self.settings.chunk.overlap}
         roots = [Path(p) for p in paths]
@@ -250,24 +248,29 @@ class Library(AdminMixin, DocumentsMixin):
             m.set_meta(chunker=chunker, sparse=self.sparse_encoder().id)
         return report
 
-    def _reset_for_reembed(self, name: str, m: Manifest) -> None:
-        """Drop the vectors (keep the list of files) so they are embedded again with the new model."""
-        paths = list(m.documents())
+    def _reset_for_reembed(self, name: str, m: Manifest, files: dict[str, dict[str, Any]]) -> None:
+        """Drop the vectors and document rows (the files, their tags and owners kept in the meta,
+        :mod:`.ingest.reembed`) so they are embedded again with the configured model."""
         require_owner = bool(m.get_meta("require_owner"))
+        reembedding.remember(m, files)  # before anything is dropped
         self.store.drop_collection(name)
         with m.transaction() as db:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM vocab")
             db.execute("DELETE FROM pending")
-            db.execute("DELETE FROM meta")
-        m.set_meta(reembed_paths=paths)
+            db.execute("DELETE FROM meta WHERE key <> ?", (reembedding.KEY,))
         self.create_kb(name, require_owner=require_owner)
 
     def reembed(self, name: str, **kwargs: Any) -> IngestReport:
+        """Embed every file of ``name`` again with the configured embedder; tags and owners stay,
+        and a re-embedding stopped part-way is finished by the next one."""
         m = self.manifest(name)
-        paths = list(m.documents()) or list(m.get_meta("reembed_paths", []))
+        files = reembedding.to_embed(m)
         m.drop_enrichment(m.enrichments())  # its FAQ points go with the old index: enrich again
-        return self.ingest(name, paths, reembed=True, **kwargs)
+        self._reset_for_reembed(name, m, files)
+        report = self.ingest(name, list(files), **kwargs)
+        reembedding.finish(name, self.store, m, files, complete=not report.cancelled)
+        return report
 
     def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:
         target = self._target(name)

@@ -130,3 +130,41 @@ def test_cli_create_tag_and_set_owner(tmp_path, capsys):
     assert "owner" in capsys.readouterr().err
     assert main([*base, "search", "invoices", "--kb", "k", "--filter", "owner=ops", "--json"]) == 0
     assert "invoices.md" in capsys.readouterr().out
+
+
+def test_reembed_keeps_tags_owners_and_every_file_across_a_stop(settings, tmp_path):
+    """A re-embedding drops the rows that hold the user's tags and owners: they come back; one
+    stopped after its first file loses no file, and the next re-embedding finishes it."""
+    from desktop_kb.progress import CancelToken
+
+    d = _docs(tmp_path)
+    with Library.open(settings, embedder=HashEmbedder(), reranker=None) as lib:
+        lib.ingest("kb", [d])
+        lib.set_metadata("kb", [d / "finance"], tags=["money", "2024"])
+        lib.set_metadata("kb", [d / "hr.md"], owner="dr-wu")
+    with Library.open(settings, embedder=HashEmbedder(dim=32), reranker=None) as lib:
+        token = CancelToken()
+
+        def progress(p):
+            if p.files_done >= 1:
+                token.cancel()
+
+        stopped = lib.reembed("kb", progress=progress, cancel=token)
+        assert stopped.cancelled and len(lib.manifest("kb").documents()) == 1
+        report = lib.reembed("kb")  # takes up the two files the stopped run did not reach
+        assert not report.cancelled
+        rows = lib.manifest("kb").documents()
+        assert {Path(p).name for p in rows} == {"invoices.md", "budget.md", "hr.md"}
+        assert lib.stats("kb").dim == 32
+        by_name = {Path(p).name: r for p, r in rows.items()}
+        assert by_name["invoices.md"].tags == ("money", "2024") == by_name["budget.md"].tags
+        assert by_name["hr.md"].owner == "dr-wu" and by_name["hr.md"].tags == ()
+        # the passages carry them too: filters find them
+        hits = lib.search("travel budget", kbs=["kb"], flt=SearchFilter(tags=("money",)))
+        assert hits and {Path(h.chunk.path).name for h in hits} <= {"invoices.md", "budget.md"}
+        assert {Path(h.chunk.path).name for h in lib.search("paid leave", kbs=["kb"],
+                                                             flt=SearchFilter(owners=("dr-wu",)))} == {"hr.md"}
+        assert lib.manifest("kb").get_meta("reembed") == {}  # finished: nothing left to take up
+        lib.remove_files("kb", [str(d / "hr.md")])
+        lib.reembed("kb")  # a file removed after a finished re-embedding does not come back
+        assert {Path(p).name for p in lib.manifest("kb").documents()} == {"invoices.md", "budget.md"}
