@@ -12,10 +12,11 @@ The CLI maps errors to exit codes with :func:`exit_code`; the GUI shows them thr
     │   └── FilterError           a hostile or malformed search filter
     ├── ModelError                a model is missing, fails to load, or does not match the KB
     │   ├── ModelNotInstalled
-    │   └── EmbedderMismatch
+    │   └── EmbedderMismatch      (also a NeedsReembed)
     ├── StoreError                the vector store failed
     │   ├── KnowledgeBaseInUse    another process holds the knowledge base
-    │   └── KnowledgeBaseNotFound
+    │   ├── KnowledgeBaseNotFound
+    │   └── IndexMissing          (also a NeedsReembed)
     ├── IngestError               one file could not be ingested (reported per file)
     │   ├── UnsupportedFile
     │   ├── PasswordProtected
@@ -39,6 +40,7 @@ __all__ = [
     "KnowledgeBaseNotFound",
     "ModelError",
     "ModelNotInstalled",
+    "NeedsReembed",
     "NoExtractableText",
     "PasswordProtected",
     "StoreError",
@@ -89,7 +91,19 @@ class ModelNotInstalled(ModelError):
     )
 
 
-class EmbedderMismatch(ModelError):
+class NeedsReembed(DesktopKBError):
+    """The knowledge base ``kb`` can be repaired by re-embedding it from its files
+    (``Library.reembed``; the app offers it as a button). ``kb`` is None when no base is named
+    (an archive built with another embedder)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, kb: str | None = None) -> None:
+        if hint is None and kb:
+            hint = self.default_hint.replace("NAME", kb)
+        super().__init__(message, hint)
+        self.kb = kb
+
+
+class EmbedderMismatch(ModelError, NeedsReembed):
     default_hint = (
         "Switch back to the embedder this knowledge base was built with, or re-embed it "
         "with `desktop-kb kb reembed NAME`."
@@ -108,7 +122,7 @@ class KnowledgeBaseNotFound(StoreError):
     default_hint = "Run `desktop-kb kb list` to see the existing knowledge bases."
 
 
-class IndexMissing(StoreError):
+class IndexMissing(StoreError, NeedsReembed):
     default_hint = "Rebuild it from its files: desktop-kb kb reembed NAME."
 
 

@@ -211,7 +211,7 @@ class Library(AdminMixin, DocumentsMixin):
         if recorded is not None and (recorded != emb.id or int(m.get_meta("dim", 0)) != int(emb.dim)):
             raise EmbedderMismatch(
                 f"Knowledge base {name!r} was built with the embedder {recorded} "
-                f"({m.get_meta('dim')} dims), but {emb.id} ({emb.dim} dims) is configured.")
+                f"({m.get_meta('dim')} dims), but {emb.id} ({emb.dim} dims) is configured.", kb=name)
 
     def _target(self, name: str) -> IngestTarget:
         m = self.manifest(name)
@@ -299,7 +299,7 @@ class Library(AdminMixin, DocumentsMixin):
             if not self.store.has_collection(name):
                 if m.documents():
                     raise IndexMissing(f"The index of knowledge base {name!r} is missing or damaged.",
-                                       f"Rebuild it from its files: desktop-kb kb reembed {name}")
+                                       f"Rebuild it from its files: desktop-kb kb reembed {name}", kb=name)
                 continue
             views.append(KBView(name=validate_kb_name(name), store=self.store, manifest=m,
                                 sparse=self.sparse_encoder(avg)))

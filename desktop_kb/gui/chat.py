@@ -67,6 +67,7 @@ class ChatWidget(QWidget):
         self._render_timer.setInterval(40)
         self._render_timer.timeout.connect(self.render)
         self.models_dir: Path | None = None
+        self.reembed: Callable[[str], object] | None = None  # the window's re-embed action (error dialogs offer it)
         self.filter_label: Callable[[], str] | None = None  # what the next answer is filtered by
 
         layout = QVBoxLayout(self)
@@ -300,7 +301,7 @@ class ChatWidget(QWidget):
             self.input.setPlainText(turn.question)
         self.status.setText(tr("The question could not be answered."))
         self.render()
-        errors.show_error(self.window(), exc, models_dir=self.models_dir)
+        errors.show_error(self.window(), exc, models_dir=self.models_dir, reembed=self.reembed)
 
     def _on_cancelled(self, handle: TaskHandle) -> None:
         turn = self._finish(handle)

@@ -3,13 +3,16 @@
 Every exception becomes ``(message, hint)`` through :func:`desktop_kb.errors.user_message`;
 tracebacks go to the log, never to the user. :class:`~desktop_kb.errors.Cancelled` is not an
 error and shows nothing. A missing model (:class:`~desktop_kb.errors.ModelNotInstalled`) shows
-the first-run dialog that says which file is needed and where to put it.
+the first-run dialog that says which file is needed and where to put it. A knowledge base that
+re-embedding repairs (:class:`~desktop_kb.errors.NeedsReembed`: built with another embedder, or
+its index lost) gets a "Re-embed" button when the caller can start one.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
@@ -24,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..errors import Cancelled, ModelNotInstalled, user_message
+from ..errors import Cancelled, ModelNotInstalled, NeedsReembed, user_message
 from .i18n import tr
 
 __all__ = ["FirstRunDialog", "last_dialog", "show_error", "show_info"]
@@ -116,8 +119,10 @@ def show_error(
     title: str | None = None,
     models_dir: Path | None = None,
     modal: bool = False,
+    reembed: Callable[[str], object] | None = None,
 ) -> QDialog | None:
-    """Show ``exc`` to the user. Returns the dialog (None for Cancelled).
+    """Show ``exc`` to the user. Returns the dialog (None for Cancelled). ``reembed(kb)`` starts
+    re-embedding a knowledge base: given, a :class:`NeedsReembed` error offers it as a button.
 
     The dialog is window-modal and opened without blocking (``open()``), unless ``modal`` is set
     (used before the event loop runs).
@@ -140,6 +145,12 @@ def show_error(
         if hint:
             box.setInformativeText(hint)
         box.setStandardButtons(QMessageBox.StandardButton.Ok)
+        kb = exc.kb if isinstance(exc, NeedsReembed) else None
+        if kb and reembed is not None:
+            button = box.addButton(tr("Re-embed {kb}", kb=kb), QMessageBox.ButtonRole.AcceptRole)
+            button.setObjectName("reembedButton")
+            button.setToolTip(tr("Reads its files again with the configured embedder; tags and owners stay."))
+            button.clicked.connect(lambda: reembed(kb))
         dlg = box
     dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     _last.append(dlg)

@@ -44,6 +44,11 @@ ZH: dict[str, str] = {
     "What to do: {hint}": "解决方法：{hint}",
     "You can still add documents; answers need the model.": "仍可添加文档；回答问题需要该模型。",
     "Open models folder": "打开模型文件夹",
+    "Re-embed {kb}": "重新嵌入 {kb}",
+    "Reads its files again with the configured embedder; tags and owners stay.":
+        "用当前设置的嵌入模型重新读取它的文件；标签和所有者保持不变。",
+    "Re-embedding {kb}": "正在重新嵌入 {kb}",
+    "Looking for its files…": "正在查找它的文件…",
     # main window
     "desktop-kb — answers from your documents": "desktop-kb — 基于你的文档回答问题",
     "New knowledge base…": "新建知识库…",

@@ -91,11 +91,11 @@ class IngestPanel(QWidget):
         self.last_progress: IngestProgress | None = None
         self.hide()
 
-    def start(self, kb: str, paths: list[str]) -> None:
-        self.title.setText(tr("Adding to {kb}", kb=kb))
+    def start(self, kb: str, paths: list[str], *, reembed: bool = False) -> None:
+        self.title.setText(tr("Re-embedding {kb}", kb=kb) if reembed else tr("Adding to {kb}", kb=kb))
         self.bar.setRange(0, 0)  # busy until the files are counted
-        self.detail.setText(tr("Looking for files in {what}…", what=", ".join(Path(p).name for p in paths[:3])
-                               + ("…" if len(paths) > 3 else "")))
+        self.detail.setText(tr("Looking for its files…") if reembed else tr(
+            "Looking for files in {what}…", what=", ".join(Path(p).name for p in paths[:3]) + ("…" if len(paths) > 3 else "")))
         self.current.clear()
         self.failed_list.clear()
         self.failed_label.hide()

@@ -81,7 +81,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.state = GuiState(self.settings.data_dir)
         self.conversations = ConversationStore(self.settings.data_dir)
         self._ingest: TaskHandle | None = None
-        self._ingest_queue: list[tuple[str, list[str]]] = []
+        self._ingest_queue: list[tuple[str, list[str] | None]] = []  # (kb, paths); None: re-embed kb
         self._refresh_gen = 0
         self._docs_gen = 0
         self._view_gen = 0
@@ -104,6 +104,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.chat = ChatWidget(self.runner, ask_fn or self._library_ask, self.conversations,
                                history_turns=self.settings.query.history_turns)
         self.chat.models_dir = self.settings.models_dir
+        self.chat.reembed = self.reembed_kb
         self.filter_bar = FilterBar()
         self._filter_spec = FilterSpec()
         self.ask_text: Any = None  # tests replace the text prompt of the metadata edit
@@ -201,7 +202,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         return self.runner.run(fn, name, finished=on_done, failed=on_error or self.show_error)
 
     def show_error(self, exc: BaseException) -> None:
-        errors.show_error(self, exc, models_dir=self.settings.models_dir)
+        errors.show_error(self, exc, models_dir=self.settings.models_dir, reembed=self.reembed_kb)
 
     def _on_filter_changed(self) -> None:
         self._filter_spec = self.filter_bar.spec()  # immutable: the answer worker reads it

@@ -1,5 +1,5 @@
 """Adding documents from the main window: the Add dialogs, drag and drop anywhere on the window,
-one background ingest at a time (later ones queue), its progress, end and cancel. A mixin of
+one background ingest or re-embedding at a time (later ones queue), its progress, end and cancel. A mixin of
 :class:`~desktop_kb.gui.main_window.MainWindow` (the same object, so no reference back to the
 window is held anywhere); the ingest worker captures only the Library and plain values."""
 
@@ -73,19 +73,31 @@ class IngestWiring:
 
     def ingest_paths(self, paths: Sequence[str], kb: str | None = None) -> TaskHandle | None:
         """Add files/folders to ``kb`` (default: the selected knowledge base, else "default")."""
-        kb = kb or self.kb_panel.current_kb() or DEFAULT_KB
-        paths = [str(p) for p in paths]
+        return self._start_ingest(kb or self.kb_panel.current_kb() or DEFAULT_KB, [str(p) for p in paths])
+
+    def reembed_kb(self, kb: str) -> TaskHandle | None:
+        """Embed every file of ``kb`` again with the configured embedder (it was built with another
+        one, or its index is lost), as an ingest: the same panel, Cancel and queue."""
+        return self._start_ingest(kb, None)
+
+    def _start_ingest(self, kb: str, paths: list[str] | None) -> TaskHandle | None:
+        """``paths`` None: re-embed ``kb``."""
         if self._ingest is not None:
             self._ingest_queue.append((kb, paths))
             self.statusBar().showMessage(tr("Queued: will be added after the current documents."), 6000)
             return None
         lib = self.lib
-        self.ingest_panel.start(kb, paths)
+        self.ingest_panel.start(kb, paths or [], reembed=paths is None)
         self._ingest_kb = kb
         self._ingest_seen_done = 0
+
+        def work(ctx: Any) -> IngestReport:
+            if paths is None:
+                return lib.reembed(kb, progress=ctx.progress, cancel=ctx.cancel)
+            return lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel)
+
         handle = self.runner.run(
-            lambda ctx: lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel),
-            "ingest", progress=self._on_ingest_progress, finished=self._on_ingest_finished,
+            work, "ingest", progress=self._on_ingest_progress, finished=self._on_ingest_finished,
             failed=self._on_ingest_failed, cancelled=self._on_ingest_cancelled, done=self._on_ingest_done)
         self._ingest = handle
         self._update_busy()
@@ -134,8 +146,7 @@ class IngestWiring:
         self.refresh()
         self.refresh_documents()
         if self._ingest_queue:
-            next_kb, next_paths = self._ingest_queue.pop(0)
-            self.ingest_paths(next_paths, next_kb)
+            self._start_ingest(*self._ingest_queue.pop(0))
         elif kb:
             self.enriching.maybe_start(kb)
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from gui_fakes import FakeAsk
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from desktop_kb.errors import Cancelled, ModelNotInstalled
 from desktop_kb.gui import errors
@@ -138,3 +138,39 @@ def test_settings_from_the_window_reopen_the_library(qtbot, make_window, make_li
         dlg.save()
     assert opened and opened[0].query.top_k == 3
     assert win.lib.settings.query.top_k == 3 and win.settings.query.top_k == 3
+
+
+def test_a_base_built_with_another_embedder_offers_re_embedding(qtbot, make_window, make_lib, docs):
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.errors import EmbedderMismatch
+
+    old = make_lib()
+    old.ingest("default", [docs])
+    old.set_metadata("default", [docs / "notes.txt"], tags=["people"])
+    n_docs = len(old.manifest("default").documents())
+    old.close()
+    lib = make_lib(embedder=HashEmbedder(dim=32))  # the embedder was switched in the settings
+    win = make_window(lib)
+    win.chat.set_kbs(["default"])
+    win.chat.ask("When is the invoice due?")
+    qtbot.waitUntil(lambda: isinstance(errors.last_dialog(), QMessageBox), timeout=5000)
+    box = errors.last_dialog()
+    assert "was built with the embedder" in box.text()
+    assert "kb reembed default" in box.informativeText()  # the hint names the base
+    button = box.findChild(QPushButton, "reembedButton")
+    assert button is not None and button.text() == "Re-embed default"
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+        button.click()
+        assert win.ingest_panel.title.text() == "Re-embedding default"
+    report = done.args[0]
+    assert report is not None and not report.cancelled and len(report.added) == n_docs
+    assert lib.stats("default").dim == 32
+    assert {r.path.rsplit("/", 1)[-1]: r.tags for r in lib.documents("default")}["notes.txt"] == ("people",)
+    win.chat.ask("When is the invoice due?")  # answers now
+    qtbot.waitUntil(lambda: not win.chat.busy, timeout=10000)
+    assert win.chat.conversation.turns[-1].status == "answered"
+    # an error that names no base (an archive built with another embedder) has no button
+    other = errors.show_error(win, EmbedderMismatch("The archive was built with another embedder."),
+                              reembed=win.reembed_kb)
+    assert other.findChild(QPushButton, "reembedButton") is None
+    other.close()
