@@ -142,14 +142,17 @@ class LlamaCppGenerator:
             self._yes_no = (first(("Yes", " Yes", "yes", "YES")), first(("No", " No", "no", "NO")))
         return self._yes_no
 
+    def _check_length(self, tokens: int) -> None:
+        if tokens >= self.n_ctx:
+            raise GenerationError(
+                f"The prompt is too long for the LLM's context ({tokens} of {self.n_ctx} tokens).",
+                "Lower query.top_k or query.evidence_tokens, or raise models.llm_context in the settings.",
+            )
+
     def _prepared(self, llm: Any, template: ChatTemplate, messages: list[dict[str, str]]) -> list[int]:
         """The prompt's tokens, with its system prompt's state in the context (prefix cache)."""
         prompt = template.prompt(messages)
-        if len(prompt) >= self.n_ctx:
-            raise GenerationError(
-                f"The prompt is too long for the LLM's context ({len(prompt)} of {self.n_ctx} tokens).",
-                "Lower query.top_k or query.evidence_tokens, or raise models.llm_context in the settings.",
-            )
+        self._check_length(len(prompt))
         prefix = template.system_prefix(messages, prompt)
         if prefix is not None:
             try:
@@ -164,6 +167,9 @@ class LlamaCppGenerator:
         """The token stream: through our template and prefix cache when the model has one."""
         template = self._template
         if template is None:
+            # llama-cpp-python renders this chat itself; its messages' text alone is a lower bound
+            text = "\n".join(m["content"] for m in messages).encode("utf-8", "replace")
+            self._check_length(len(llm.tokenize(text, add_bos=False, special=False)))
             if json_schema is not None:
                 # {"type": "json_schema", ...} is silently ignored by llama-cpp-python: use json_object.
                 kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
@@ -211,12 +217,7 @@ class LlamaCppGenerator:
                             on_token(piece)
                     if cancel is not None and cancel.cancelled:
                         raise Cancelled()
-            except (ValueError, RuntimeError) as exc:
-                if "context window" in str(exc):
-                    raise GenerationError(
-                        f"The prompt is too long for the LLM's context ({self.n_ctx} tokens): {exc}",
-                        "Lower query.top_k or raise models.llm_context in the settings.",
-                    ) from exc
+            except (ValueError, RuntimeError) as exc:  # the prompt's length was checked before
                 raise GenerationError(f"The LLM failed while answering: {exc}") from exc
             finally:
                 close = getattr(stream, "close", None)

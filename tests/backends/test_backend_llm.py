@@ -136,6 +136,21 @@ def test_json_cut_off_by_max_tokens_is_a_generation_error(generator) -> None:
         )
 
 
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
+def test_a_prompt_longer_than_the_context_is_refused_before_any_work(generator, monkeypatch) -> None:
+    long = "The committee met again and discussed the budget. " * 250  # ~2,500 tokens > n_ctx 2048
+    for template in ("model's", None):  # ours, and llama-cpp-python rendering the chat itself
+        if template is None:
+            monkeypatch.setattr(generator, "_template", None)
+        with pytest.raises(GenerationError, match="too long for the LLM's context") as info:
+            generator.chat([{"role": "user", "content": long}], max_tokens=8)
+        assert "llm_context" in info.value.hint
+    monkeypatch.undo()
+    assert generator.chat([{"role": "user", "content": "Say OK."}], max_tokens=4)  # still usable
+
+
 SYSTEM_A = "You answer questions about colours. Reply in a few words. " * 4
 SYSTEM_B = "You answer questions about animals. Reply in a few words. " * 4
 
