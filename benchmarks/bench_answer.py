@@ -34,8 +34,8 @@ KEEP = ("answer_contains_gold", "answer_gold_supported", "cited_passage_has_gold
 
 
 class Spy:
-    """Wraps the real generator: remembers each chat call's messages (the bench re-times the
-    first answer prompt's bare prefill afterwards)."""
+    """Wraps the real generator: remembers each chat and judge call's messages (the bench re-times
+    the first answer prompt's bare prefill afterwards)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -48,6 +48,11 @@ class Spy:
 
     def count_tokens(self, messages: Any) -> int | None:
         return self.inner.count_tokens(messages)
+
+    def yes_no(self, messages: Any, **kw: Any) -> float | None:
+        """The answerability judge's call (without it the pipeline would skip the judge)."""
+        self.calls.append({"messages": list(messages), "json": False, "judge": True})
+        return self.inner.yes_no(messages, **kw)
 
     def close(self) -> None:
         self.inner.close()
@@ -102,9 +107,11 @@ def run_set(settings: Any, dataset: Path, limit: int, answerable_only: bool, per
             t0 = time.perf_counter()
             ans = lib.ask(item.question, kbs=[prep.name])
             total = (time.perf_counter() - t0) * 1000
-            prompts = [c["messages"] for c in spy.calls if not c["json"]]
+            prompts = [c["messages"] for c in spy.calls if not c["json"] and not c.get("judge")]
             row: dict[str, Any] = {"id": item.id, "status": ans.status, "total_ms": round(total, 1),
                                    "llm_calls": len(spy.calls), "timings_ms": ans.timings_ms}
+            if "judge" in ans.timings_ms:
+                row["judge_ms"] = ans.timings_ms["judge"]
             if prompts and FIRST_TOKEN in ans.timings_ms:
                 n_tokens, bare = bare_prefill_ms(spy.inner, prompts[0])
                 ttft = ans.timings_ms[FIRST_TOKEN]
@@ -133,6 +140,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "bare_prefill_ms": dist([r["bare_prefill_ms"] for r in timed]),
         "ttft_over_prefill": dist([r["ttft_over_prefill"] for r in timed if r["ttft_over_prefill"]]),
         "total_ms": dist([r["total_ms"] for r in rows]),
+        "judge_ms": dist([r["judge_ms"] for r in rows if "judge_ms" in r]),  # answers that were judged
         "llm_calls": dist([r["llm_calls"] for r in rows]),
         "answerable": len(answerable),
         "contains_gold": sum(bool(r["contains_gold"]) for r in answerable),
@@ -197,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name, r in out["sets"].items():
         print(f"{name}: {r['questions']} questions")
-        for key in ("prompt_tokens", "ttft_ms", "bare_prefill_ms", "ttft_over_prefill", "total_ms"):
+        for key in ("prompt_tokens", "ttft_ms", "bare_prefill_ms", "ttft_over_prefill", "total_ms", "judge_ms"):
             print(f"  {key:18} p50 {r[key]['p50']}  p95 {r[key]['p95']}")
         print(f"  quality            {r['quality']}")
     print(f"load average {out['machine']['load_avg_start']} → {out['machine']['load_avg_end']}")
