@@ -322,6 +322,15 @@ class Library(AdminMixin, DocumentsMixin):
                           rrf_k=q.rrf_k, adaptive=q.adaptive_fusion, mode=mode)  # type: ignore[arg-type]
         return list(result.hits[: top_k or q.top_k])
 
+    def warm_up(self, cancel: CancelToken | None = None) -> int:
+        """Load the embedder and the answer model and prefill the fixed system prompts
+        (:mod:`.query.warm`), so the first question is as fast as later ones; returns the tokens
+        prefilled."""
+        from .query.warm import warm_up
+
+        self.embedder  # noqa: B018 - loading is the point
+        return warm_up(self.generator, judge=self.settings.query.judge, cancel=cancel)
+
     def ask(
         self,
         question: str,

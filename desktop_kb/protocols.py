@@ -108,6 +108,14 @@ class YesNoScorer(Protocol):
     def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None: ...
 
 
+@runtime_checkable
+class Warmable(Protocol):
+    """A generator that can load its model and prefill fixed system prompts ahead of the first
+    question; returns the tokens it prefilled now (0 when all were cached)."""
+
+    def warm(self, systems: Sequence[str], *, cancel: CancelToken | None = None) -> int: ...
+
+
 @dataclass(frozen=True)
 class OcrRead:
     """What an OCR engine read from one image: the rotation (degrees counter-clockwise) that made it

@@ -134,6 +134,29 @@ class LlamaCppGenerator:
             yes, no = self._yes_no_ids(llm)
             return log_odds(logits, yes, no)
 
+    def warm(self, systems: Sequence[str], *, cancel: CancelToken | None = None) -> int:
+        """Load the model and keep each system prompt's state in the prefix cache, so the first
+        question prefills only its own part (as every later one does)."""
+        done = 0
+        for system in systems:
+            with self._lock:
+                if cancel is not None and cancel.cancelled:
+                    raise Cancelled()
+                llm = self._load_locked()
+                template = self._template
+                if template is None:
+                    return done
+                messages = [{"role": "system", "content": system}, {"role": "user", "content": "?"}]
+                prefix = template.system_prefix(messages, template.prompt(messages))
+                if prefix is None:
+                    continue
+                try:
+                    if self.prefix_cache.prepare(llm, prefix) == 0:
+                        done += len(prefix)
+                except RuntimeError as exc:  # llama.cpp failed to evaluate: the first question will say so
+                    raise GenerationError(f"The LLM failed while loading: {exc}") from exc
+        return done
+
     def _yes_no_ids(self, llm: Any) -> tuple[list[int], list[int]]:
         if self._yes_no is None:
             def first(words: Sequence[str]) -> list[int]:

@@ -235,13 +235,13 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
                 "install one (see the README), reorders them more finely."))
 
     def preload_models(self) -> TaskHandle:
-        """Load the embedder and the answer model in the background, so the first question is
-        fast and a missing model is reported at start (the first-run dialog)."""
+        """Load the models and prefill the fixed system prompts in the background
+        (``Library.warm_up``), so the first question is as fast as later ones and a missing model
+        is reported at start (the first-run dialog)."""
         lib = self.lib
 
-        def load(_ctx: Any) -> bool:
-            lib.embedder  # noqa: B018 - loading is the point
-            lib.generator  # noqa: B018
+        def load(ctx: Any) -> bool:
+            lib.warm_up(cancel=ctx.cancel)
             return lib.reranker is not None
 
         def loaded(has_reranker: Any) -> None:

@@ -190,6 +190,27 @@ def test_system_prompt_state_is_reused_and_answers_do_not_change(generator) -> N
 @pytest.mark.llm
 @pytest.mark.slow
 @needs_llama
+def test_warm_prefills_system_prompts_so_the_first_question_reuses_them(generator) -> None:
+    from desktop_kb.protocols import Warmable
+    from desktop_kb.query.warm import warm_up
+
+    assert isinstance(generator, Warmable)
+    generator.close()
+    cold = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
+    generator.close()  # as the app opens: nothing loaded
+    assert generator.warm([SYSTEM_A, SYSTEM_B]) > 0 and generator.loaded
+    assert len(generator.prefix_cache) == 2 and generator.prefix_cache.hits == 0
+    assert generator.warm([SYSTEM_A, SYSTEM_B]) == 0  # both states kept: nothing prefilled again
+    first = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
+    assert generator.prefix_cache.hits >= 1  # the first question loaded A's state
+    assert first == cold  # and answers as a cold start does
+    generator.close()
+    assert warm_up(generator, judge=True) > 0 and len(generator.prefix_cache) == 2  # answer + judge
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@needs_llama
 def test_yes_no_weighs_the_first_reply_token_without_disturbing_answers(generator) -> None:
     from desktop_kb.protocols import YesNoScorer
 
