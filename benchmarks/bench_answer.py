@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_answer.py --data-dir /tmp/bench --limit 16 --json
     .venv/bin/python benchmarks/bench_answer.py --dataset ../shared/eval/qa/cmrc2018_dev --limit 8
     .venv/bin/python benchmarks/bench_answer.py --compare before.jsonl after.jsonl
+    .venv/bin/python benchmarks/bench_answer.py --data-dir /tmp/bench --first-question
 
 Every question goes through ``Library.ask`` with the real models (the same sample and order as
 ``desktop-kb eval answers --limit N``). Per question: the answer prompt's tokens, the time to the
@@ -130,6 +131,34 @@ def run_set(settings: Any, dataset: Path, limit: int, answerable_only: bool, per
     return summarise(rows) | {"quality": {k: v for k, v in aggregate(scores).items() if k in KEEP}}
 
 
+def first_question(settings: Any, dataset: Path, limit: int) -> dict[str, Any]:
+    """The first question after the Library opens, twice with fresh models: cold (the model loads
+    and the system prompts are prefilled inside the question) and after ``Library.warm_up`` (what
+    the app does when it opens). Same question (the sample's first answerable one), same base."""
+    from desktop_kb.eval.corpus import LogProgress, prepare_kb
+    from desktop_kb.eval.datasets import load_qa, sample_ids
+    from desktop_kb.kb import Library
+    from desktop_kb.types import FIRST_TOKEN
+
+    ds = load_qa(str(dataset))
+    order = sample_ids([it.id for it in ds.items], limit)
+    item = next(it for i in order for it in ds.items if it.id == i and it.answerable)
+    out: dict[str, Any] = {"question_id": item.id}
+    for mode in ("cold", "warm"):
+        with Library.open(settings) as lib:
+            prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
+            if mode == "warm":
+                t0 = time.perf_counter()
+                out["warm_up_tokens"] = lib.warm_up()
+                out["warm_up_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            t0 = time.perf_counter()
+            ans = lib.ask(item.question, kbs=[prep.name])
+            out[mode] = {"ttft_ms": ans.timings_ms.get(FIRST_TOKEN), "total_ms": round((time.perf_counter() - t0) * 1000, 1),
+                         "status": ans.status}
+        sys.stderr.write(f"{ds.name} first question {mode}: {out[mode]}\n")
+    return out
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     timed = [r for r in rows if "ttft_ms" in r]
     answerable = [r for r in rows if r.get("answerable")]
@@ -177,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="summarise two --per-item files on their common questions, then stop")
     ap.add_argument("--per-item", type=Path, help="also write one JSON line per question")
     ap.add_argument("--no-prefix-cache", action="store_true", help="keep no system-prompt states (the old way)")
+    ap.add_argument("--first-question", action="store_true",
+                    help="only the first question after opening, cold vs after the warm-up")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.compare:
@@ -191,6 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
                            "settings": {"top_k": settings.query.top_k,
                                                                   "prefix_cache": not args.no_prefix_cache}, "sets": {}}
+    if args.first_question:
+        out["first_question"] = {d.name: first_question(settings, d, args.limit) for d in args.dataset or DEFAULT_SETS}
+        out["machine"]["load_avg_end"] = os.getloadavg()
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        return 0
     fh = args.per_item.open("w", encoding="utf-8") if args.per_item else None
     try:
         for dataset in args.dataset or DEFAULT_SETS:
