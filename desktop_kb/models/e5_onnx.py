@@ -48,9 +48,12 @@ REFERENCE_TEXTS = (
 
 
 def e5_onnx_precision(settings: Settings) -> str:
-    """"fp32" when the configured embedder id ends in ``onnx-fp32``, else "int8"."""
+    """The build the settings ask for: an onnx_e5 embedder's id says it (``…:onnx-int8`` or
+    ``…:onnx-fp32``); any other setting (``auto``, the default) means the default build, fp32."""
     spec = settings.models.embedder
-    return "fp32" if spec.backend == "onnx_e5" and spec.id.endswith("onnx-fp32") else "int8"
+    if spec.backend == "onnx_e5":
+        return "int8" if spec.id.endswith("onnx-int8") else "fp32"
+    return "fp32"
 
 
 def e5_onnx_build_dir(settings: Settings) -> Path:
@@ -218,7 +221,7 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
 
 
 def install_e5_onnx(settings: Settings, *, force: bool = False) -> Path:
-    """Build the ONNX e5 folder into the models folder (``desktop-kb models install``): int8, or
-    float32 when the configured embedder id ends in ``onnx-fp32``."""
+    """Build the ONNX e5 folder into the models folder (``desktop-kb models install``): float32
+    (the default runtime), or int8 when the configured embedder id ends in ``onnx-int8``."""
     return build_e5_onnx(e5_onnx_build_dir(settings), precision=e5_onnx_precision(settings),
                          threads=settings.models.threads, force=force)

