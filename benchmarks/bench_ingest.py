@@ -54,6 +54,15 @@ def _progress(msg: str) -> None:
 
 
 def _rss_mb() -> float:
+    """This process's peak resident memory. Linux: VmHWM, the peak of this program's own memory
+    (``ru_maxrss`` survives ``exec``, so a worker started by a parent that had loaded a model
+    would report the parent's peak)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
