@@ -198,11 +198,13 @@ def test_warm_prefills_system_prompts_so_the_first_question_reuses_them(generato
     generator.close()
     cold = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
     generator.close()  # as the app opens: nothing loaded
+    hits = generator.prefix_cache.hits  # counted over the generator's life
     assert generator.warm([SYSTEM_A, SYSTEM_B]) > 0 and generator.loaded
-    assert len(generator.prefix_cache) == 2 and generator.prefix_cache.hits == 0
+    assert len(generator.prefix_cache) == 2 and generator.prefix_cache.hits == hits
     assert generator.warm([SYSTEM_A, SYSTEM_B]) == 0  # both states kept: nothing prefilled again
+    hits = generator.prefix_cache.hits
     first = generator.chat(_ask(SYSTEM_A, "What colour is the sky?"), max_tokens=12)
-    assert generator.prefix_cache.hits >= 1  # the first question loaded A's state
+    assert generator.prefix_cache.hits == hits + 1  # the first question loaded A's state
     assert first == cold  # and answers as a cold start does
     generator.close()
     assert warm_up(generator, judge=True) > 0 and len(generator.prefix_cache) == 2  # answer + judge

@@ -62,7 +62,8 @@ def test_every_format_ingested(lib_and_folder):
     assert not report.failed, report.failed
     assert {Path(p).name for p in report.added} == {"财务制度.md", "handbook.md", "policy.docx", "report.pdf",
                                                    "plan.pptx", "prices.xlsx", "page.html"}
-    assert lib.stats("docs").embedder == "intfloat/multilingual-e5-small"
+    # e5-small on its default runtime (the fp32 ONNX build, installed by `./run test`)
+    assert lib.stats("docs").embedder == lib.embedder.id == "intfloat/multilingual-e5-small:onnx-fp32"
 
 
 def test_heading_paths_and_pages(lib_and_folder):
