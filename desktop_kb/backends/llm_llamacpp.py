@@ -84,6 +84,13 @@ class LlamaCppGenerator:
         self.prefix_cache.clear()
         return self._llm
 
+    def _ready_locked(self, cancel: CancelToken | None) -> tuple[Any, ChatTemplate | None]:
+        """The loaded model and its chat template (None: it has none), unless cancelled; call
+        with the lock held."""
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled()
+        return self._load_locked(), self._template
+
     def load(self) -> None:
         """Load the model now (it is otherwise loaded on the first :meth:`chat`)."""
         with self._lock:
@@ -114,10 +121,7 @@ class LlamaCppGenerator:
     def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None:
         """log P(yes) − log P(no) for the reply's first token (one prefill, nothing sampled)."""
         with self._lock:
-            if cancel is not None and cancel.cancelled:
-                raise Cancelled()
-            llm = self._load_locked()
-            template = self._template
+            llm, template = self._ready_locked(cancel)
             if template is None:
                 return None
             plain = _plain(messages)
@@ -140,10 +144,7 @@ class LlamaCppGenerator:
         done = 0
         for system in systems:
             with self._lock:
-                if cancel is not None and cancel.cancelled:
-                    raise Cancelled()
-                llm = self._load_locked()
-                template = self._template
+                llm, template = self._ready_locked(cancel)
                 if template is None:
                     return done
                 messages = [{"role": "system", "content": system}, {"role": "user", "content": "?"}]
@@ -221,9 +222,7 @@ class LlamaCppGenerator:
         kwargs: dict[str, Any] = {"max_tokens": int(max_tokens), "temperature": float(temperature), "stream": True}
         pieces: list[str] = []
         with self._lock:
-            if cancel is not None and cancel.cancelled:
-                raise Cancelled()
-            llm = self._load_locked()
+            llm, _ = self._ready_locked(cancel)
             try:
                 stream, field = self._stream(llm, _plain(messages), kwargs, json_schema)
             except (ValueError, RuntimeError) as exc:
