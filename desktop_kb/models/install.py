@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import os
 import shutil
@@ -16,12 +15,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..backends._common import ensure_model_max_length, hub_online, missing_package
 from ..errors import ConfigError, ModelError, ModelNotInstalled
 from ..progress import CancelToken
-from ..settings import ModelSpec, Settings
+from ..settings import MODEL_ROLES, ModelSpec, Settings
 from .assemble import assemble_gguf, locate_parts, verify_gguf
 from .detect import DetectedModel, detect_model
 from .registry import (
@@ -52,17 +50,14 @@ __all__ = [
     "with_spec",
 ]
 
-ROLES = ("embedder", "reranker", "llm", "small_llm")
+ROLES = MODEL_ROLES
 
 _NOT_NEEDED_FOR_ONNX = ("*.bin", "*.pt", "*.safetensors", "*.h5", "*.msgpack", "*.ot", ".git", "*.gguf")
 _NOT_NEEDED_FOR_TORCH = ("*.onnx", "*.onnx_data", "onnx", ".git", "*.h5", "*.msgpack", "*.ot", "*.gguf")
 
 
 def with_spec(settings: Settings, role: str, spec: ModelSpec) -> Settings:
-    if role not in ROLES:
-        raise ConfigError(f"Unknown model role {role!r}; expected one of {', '.join(ROLES)}.")
-    changes: dict[str, Any] = {role: spec}
-    return settings.replace(models=dataclasses.replace(settings.models, **changes))
+    return settings.with_model(role, spec)
 
 
 # -- the shipped LLMs ----------------------------------------------------------------------------

@@ -157,13 +157,10 @@ def model_status(settings: Settings, check_load: bool = False,
     """One entry per role (small_llm only when configured). ``check_load`` loads each installed
     model once — slow (seconds to a minute) and memory-hungry; meant for `models status --check`.
     ``built_with``: the folder's knowledge bases' embedder ids, which an ``auto`` embedder follows."""
-    from dataclasses import replace
-
     from .. import factory
 
     if settings.models.embedder.backend == "auto":
-        chosen = factory.resolve_embedder(settings, built_with)
-        settings = settings.replace(models=replace(settings.models, embedder=chosen))
+        settings = settings.with_model("embedder", factory.resolve_embedder(settings, built_with))
     m = settings.models
     out = [_embedder_status(settings, m.embedder)]
     if m.reranker.backend == "none":
