@@ -17,8 +17,9 @@
 # Environment: PYTHON (for a fresh .venv), DESKTOP_KB_BUNDLE_MODELS / DESKTOP_KB_BUILD_DATA_DIR
 # (see packaging/desktop-kb.spec), PYINSTALLER_VERSION (default 6.22.3).
 #
-# llama.cpp is compiled by scripts/setup.sh for portable x86-64 CPUs (GGML_NATIVE=OFF, AVX2/FMA/F16C),
-# never -march=native, so the bundle runs on any x86-64 CPU with AVX2 (Intel Haswell / AMD Zen or newer).
+# llama.cpp is compiled by scripts/setup.sh never with -march=native but with one CPU backend per
+# instruction-set level (GGML_CPU_ALL_VARIANTS: x86-64 baseline … AVX2, AVX-VNNI, AVX-512), all
+# bundled; the app loads the best one the user's CPU runs (desktop_kb/backends/llama_cpu.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -37,7 +38,6 @@ done
 
 PY=.venv/bin/python
 PYINSTALLER_VERSION="${PYINSTALLER_VERSION:-6.22.3}"
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 
 step() { printf '\n[build] %s\n' "$*"; }
 

