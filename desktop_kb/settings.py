@@ -99,6 +99,9 @@ class QuerySettings:
     # passages), at most passage_tokens from one passage (query/evidence.py)
     evidence_tokens: int = 1100
     passage_tokens: int = 320
+    # ... and the passages ranked after the first lead_passages at most trail_passage_tokens each
+    lead_passages: int = 5
+    trail_passage_tokens: int = 100
     # a section or document question reads at most this many tokens per prompt; more goes map-reduce
     section_tokens: int = 1800
     # "auto": follow-ups, and first questions in another language than the knowledge base
@@ -112,6 +115,9 @@ class QuerySettings:
     # withheld; judge_threshold_cjk for a Chinese (CJK) question, whose scores fall otherwise.
     # Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py, docs/benchmarks.md).
     judge: bool = True
+    # "separate": the judge reads the cited evidence in its own prompt; "follow_up": it is asked as
+    # the next turn of the answer's conversation, whose state the model still holds (query/judge.py)
+    judge_mode: str = "separate"
     judge_threshold: float = 0.0
     judge_threshold_cjk: float = -0.6
 
@@ -288,12 +294,16 @@ def _validate(s: Settings) -> None:
         raise ConfigError("query.max_queries must be 1 or 2.")
     if s.query.evidence_tokens < 0 or s.query.passage_tokens < 40:
         raise ConfigError("query.evidence_tokens must be 0 (off) or more, and query.passage_tokens at least 40.")
+    if s.query.lead_passages < 1 or s.query.trail_passage_tokens < 40:
+        raise ConfigError("query.lead_passages must be at least 1, and query.trail_passage_tokens at least 40.")
     if s.query.section_tokens < 200:
         raise ConfigError("query.section_tokens must be at least 200.")
     if s.query.rewrite not in ("auto", "always", "off"):
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):
         raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
+    if s.query.judge_mode not in ("separate", "follow_up"):
+        raise ConfigError('Setting query.judge_mode must be "separate" or "follow_up".')
     for name in ("judge_threshold", "judge_threshold_cjk"):
         if not -10.0 <= getattr(s.query, name) <= 10.0:
             raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")

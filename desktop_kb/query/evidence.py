@@ -122,27 +122,32 @@ def evidence_windows(
     passage_tokens: int,
     stats: TermStats | None = None,
     similarity: Callable[[str, str], float] | None = None,
+    lead: int | None = None,
+    trail_tokens: int | None = None,
 ) -> list[Window]:
     """One window per hit. The total budget is shared evenly, each passage capped at
-    ``passage_tokens``; what a short passage leaves over goes to the longer ones.
-    ``total_tokens <= 0`` keeps whole passages."""
+    ``passage_tokens`` (the hits after the first ``lead`` at ``trail_tokens``: lower-ranked
+    passages are read as their best sentences); what a short passage leaves over goes to the
+    longer ones. ``total_tokens <= 0`` keeps whole passages."""
     if total_tokens <= 0 or not hits:
         return [Window(h.chunk.text, ((0, len(h.chunk.text)),)) for h in hits]
     weights = _weights(queries, stats)
-    needs = [estimate_tokens(h.chunk.text) for h in hits]
+    caps = [passage_tokens if lead is None or trail_tokens is None or i < lead else min(passage_tokens, trail_tokens)
+            for i in range(len(hits))]
+    # what each passage can use: all of it, or its cap
+    wants = [min(estimate_tokens(h.chunk.text), cap) for h, cap in zip(hits, caps, strict=True)]
     budgets = [0] * len(hits)
     left, open_ = total_tokens, list(range(len(hits)))
-    while open_:  # water-filling: short passages whole, the rest share what remains evenly
+    while open_:  # water-filling: passages wanting less than an even share get it, the rest share
         share = max(1, left // len(open_))
-        cap = min(passage_tokens, share)
-        small = [i for i in open_ if needs[i] <= cap]
+        small = [i for i in open_ if wants[i] <= share]
         if not small:
             for i in open_:
-                budgets[i] = cap
+                budgets[i] = share
             break
         for i in small:
-            budgets[i] = needs[i]
-            left -= needs[i]
+            budgets[i] = wants[i]
+            left -= wants[i]
             open_.remove(i)
     question = queries[0] if queries else ""
     out = []

@@ -195,7 +195,8 @@ def answer(
         with _timed(timings, "evidence"):
             windows = [w.text for w in evidence_windows(queries, passages, total_tokens=q.evidence_tokens,
                                                         passage_tokens=q.passage_tokens, stats=stats,
-                                                        similarity=sim)]
+                                                        similarity=sim, lead=q.lead_passages,
+                                                        trail_tokens=q.trail_passage_tokens)]
     parts = split_parts(passages, q.section_tokens) if whole else []
 
     stage(STAGE_READING, len(passages))
@@ -295,7 +296,8 @@ def answer(
     try:
         with _timed(timings, "judge"):
             threshold = q.judge_threshold_cjk if _lang(question) == "zh" else q.judge_threshold
-            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel)
+            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel,
+                            conversation=(messages, text) if q.judge_mode == "follow_up" else None)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return dataclasses.replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:

@@ -76,6 +76,25 @@ def test_budget_left_by_short_passages_goes_to_long_ones() -> None:
     assert estimate_tokens(windows[1].text) > 75 and used <= 150 + 8
 
 
+def test_passages_after_the_lead_are_read_as_their_best_sentences() -> None:
+    facts = [f"Invoices from office {n} must be paid within {n} days." for n in (10, 20, 30, 40)]
+    hits = [_hit(_long(f), i) for i, f in enumerate(facts)]
+    plain = evidence_windows(["When must invoices be paid?"], hits, total_tokens=2000, passage_tokens=400)
+    ranked = evidence_windows(["When must invoices be paid?"], hits, total_tokens=2000, passage_tokens=400,
+                              lead=2, trail_tokens=60)
+    assert [w.text for w in ranked[:2]] == [w.text for w in plain[:2]]  # the lead as before
+    for fact, w in zip(facts[2:], ranked[2:], strict=True):
+        assert fact in w.text and estimate_tokens(w.text) <= 60 + 8 < estimate_tokens(plain[2].text)
+
+
+def test_what_trailing_passages_leave_goes_to_the_lead() -> None:
+    hits = [_hit(_long(f"Invoices from office {n} must be paid within {n} days."), n) for n in range(4)]
+    even = evidence_windows(["invoices paid"], hits, total_tokens=400, passage_tokens=400)
+    ranked = evidence_windows(["invoices paid"], hits, total_tokens=400, passage_tokens=400, lead=1, trail_tokens=50)
+    assert estimate_tokens(ranked[0].text) > 2 * estimate_tokens(even[0].text)
+    assert sum(estimate_tokens(w.text) for w in ranked) <= 400 + 16
+
+
 def test_zero_budget_keeps_whole_passages() -> None:
     text = _long("Invoices must be paid within 30 days.")
     [w] = evidence_windows(["invoices"], [_hit(text)], total_tokens=0, passage_tokens=40)
