@@ -1,6 +1,9 @@
-"""The answerability judge two ways, on the same answers: in its own prompt (it reads the cited
-evidence; query/judge.py ``judge_messages``) and as a follow-up turn of the answer's conversation
-(``follow_up_messages``: the model's context still holds the passages and its answer).
+"""The answerability judge two ways, on the same answers: in its own prompt, as the product asks
+it (it reads the cited evidence; query/judge.py), and as a follow-up turn of the answer's own
+conversation (:func:`follow_up_messages`: the model's context still holds the passages and its
+answer, so only that turn is prefilled). Measured in session 10 (docs/benchmarks.md): the
+follow-up is ~0.5 s faster but separates answers from SQuAD 2.0's adversarial questions far worse
+(AUC 0.63 vs 0.88): a model asked about its own answer says yes. So the product keeps its own prompt.
 
     .venv/bin/python benchmarks/compare_judges.py --data-dir D --skip 50 --limit 100 --json
 
@@ -36,6 +39,17 @@ EVAL = Path(os.environ.get("DKB_EVAL_DATA", ROOT.parent / "shared" / "eval"))
 DEFAULT_SETS = [EVAL / "qa" / "squad2_dev", EVAL / "qa" / "cmrc2018_dev"]
 THRESHOLDS = (-3.0, -2.0, -1.5, -1.0, -0.6, -0.3, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 JUDGES = ("separate", "follow_up")
+FOLLOW_UP = (
+    "Check your answer against the passages. Does it answer exactly this question: \"{question}\"? "
+    "It does not if the passages are about a different name, date, number, place, an opposite word, "
+    "or a negation of what the question asks. Reply Yes or No."
+)
+
+
+def follow_up_messages(answer_messages: list[dict[str, str]], answer: str, question: str) -> list[dict[str, str]]:
+    """The answer's conversation, its final text, and the yes/no question about it."""
+    ask = FOLLOW_UP.format(question=" ".join(question.split()).replace('"', "'"))
+    return [*answer_messages, {"role": "assistant", "content": answer}, {"role": "user", "content": ask}]
 
 
 def auc(pos: list[float], neg: list[float]) -> float | None:
@@ -53,7 +67,7 @@ def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any) 
     from desktop_kb.eval.datasets import load_qa, sample_ids
     from desktop_kb.factory import build_generator
     from desktop_kb.kb import Library
-    from desktop_kb.query.judge import follow_up_messages, judge_messages, judge_text
+    from desktop_kb.query.judge import judge_messages, judge_text
 
     ds = load_qa(str(dataset))
     ids = [it.id for it in ds.items]

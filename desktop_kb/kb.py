@@ -333,8 +333,7 @@ class Library(AdminMixin, DocumentsMixin):
         from .query.warm import warm_up
 
         self.embedder  # noqa: B018 - loading is the point
-        q = self.settings.query
-        return warm_up(self.generator, judge=q.judge and q.judge_mode == "separate", cancel=cancel)
+        return warm_up(self.generator, judge=self.settings.query.judge, cancel=cancel)
 
     def ask(
         self,

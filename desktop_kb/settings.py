@@ -115,9 +115,6 @@ class QuerySettings:
     # withheld; judge_threshold_cjk for a Chinese (CJK) question, whose scores fall otherwise.
     # Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py, docs/benchmarks.md).
     judge: bool = True
-    # "separate": the judge reads the cited evidence in its own prompt; "follow_up": it is asked as
-    # the next turn of the answer's conversation, whose state the model still holds (query/judge.py)
-    judge_mode: str = "separate"
     judge_threshold: float = 0.0
     judge_threshold_cjk: float = -0.6
 
@@ -302,8 +299,6 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):
         raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
-    if s.query.judge_mode not in ("separate", "follow_up"):
-        raise ConfigError('Setting query.judge_mode must be "separate" or "follow_up".')
     for name in ("judge_threshold", "judge_threshold_cjk"):
         if not -10.0 <= getattr(s.query, name) <= 10.0:
             raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")

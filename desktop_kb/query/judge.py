@@ -28,8 +28,8 @@ from ..types import Citation, Hit
 from .prompts import neutralise
 from .support import sentence_spans
 
-__all__ = ["FOLLOW_UP", "JUDGED_NOT_ANSWERED", "JUDGE_SYSTEM", "NOT_ANSWERED", "NOT_JUDGED", "Judgement",
-           "follow_up_messages", "judge", "judge_messages", "judge_text"]
+__all__ = ["JUDGED_NOT_ANSWERED", "JUDGE_SYSTEM", "NOT_ANSWERED", "NOT_JUDGED", "Judgement", "judge",
+           "judge_messages", "judge_text"]
 
 JUDGE_SYSTEM = (
     "You judge whether a text answers a question. It does when it states what the question asks "
@@ -116,37 +116,14 @@ def judge_messages(question: str, text: str) -> list[ChatMessage]:
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
-# The judge as a continuation of the answer's own conversation: the model has just read the
-# passages and written the answer, so the context holds both and only this turn is new (~60
-# tokens to prefill instead of ~150 after the separate judge's cached system prompt).
-FOLLOW_UP = (
-    "Check your answer against the passages. Does it answer exactly this question: \"{question}\"? "
-    "It does not if the passages are about a different name, date, number, place, an opposite word, "
-    "or a negation of what the question asks. Reply Yes or No."
-)
-
-
-def follow_up_messages(answer_messages: Sequence[ChatMessage], answer: str, question: str) -> list[ChatMessage]:
-    """The answer's conversation, its final text, and the yes/no question about it."""
-    ask = FOLLOW_UP.format(question=" ".join(question.split()).replace('"', "'"))
-    return [*answer_messages, {"role": "assistant", "content": answer}, {"role": "user", "content": ask}]
-
-
 def judge(question: str, citations: Sequence[Citation], passages: Sequence[Hit], scorer: YesNoScorer,
-          threshold: float, *, cancel: CancelToken | None = None,
-          conversation: tuple[Sequence[ChatMessage], str] | None = None) -> Judgement | None:
+          threshold: float, *, cancel: CancelToken | None = None) -> Judgement | None:
     """The verdict on an answer's citations (``None`` when there is nothing to judge or the model
-    cannot weigh yes against no). With ``conversation`` (the answer prompt's messages and the final
-    answer) the model is asked as a follow-up of that conversation; otherwise in its own prompt
-    that reads the cited evidence."""
+    cannot weigh yes against no)."""
     text = judge_text(citations, passages)
     if not text.strip() or not question.strip():
         return None
-    if conversation is not None:
-        messages = follow_up_messages(conversation[0], conversation[1], question)
-    else:
-        messages = judge_messages(question, text)
-    score = scorer.yes_no(messages, cancel=cancel)
+    score = scorer.yes_no(judge_messages(question, text), cancel=cancel)
     if score is None:
         return None
     return Judgement(round(score, 4), score >= threshold, text)

@@ -296,8 +296,7 @@ def answer(
     try:
         with _timed(timings, "judge"):
             threshold = q.judge_threshold_cjk if _lang(question) == "zh" else q.judge_threshold
-            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel,
-                            conversation=(messages, text) if q.judge_mode == "follow_up" else None)
+            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return dataclasses.replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:

@@ -20,8 +20,7 @@ __all__ = ["warm_up"]
 
 def warm_up(generator: Generator, *, judge: bool, cancel: CancelToken | None = None) -> int:
     """Prepare ``generator`` (and the claim checks) for questions; returns the system-prompt
-    tokens prefilled now (0 when the backend cannot keep them, or had them already). ``judge``:
-    the separate judge's system prompt too (a follow-up judge has none of its own)."""
+    tokens prefilled now (0 when the backend cannot keep them, or had them already)."""
     common_english()  # cached for the process
     if not isinstance(generator, Warmable):
         return 0

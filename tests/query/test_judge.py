@@ -204,35 +204,3 @@ def test_a_judge_that_fails_leaves_the_checked_answer_standing_and_says_so(setti
     turn = Turn(question=a.question)
     turn.apply_answer(a)
     assert any(n.startswith(NOT_JUDGED) for n in turn.notes)  # the app says it was not judged
-
-
-def test_follow_up_judge_asks_in_the_answer_conversation(settings, folder, scripted):
-    """judge_mode = "follow_up": the judge's prompt is the answer's own prompt, the final answer
-    and one question about it, so the backend prefills only that last turn."""
-    gen = _judging(scripted, -3.0)
-    a = _ask(settings, gen, judge_mode="follow_up")
-    assert a.status == "refused" and a.judge_score == -3.0 and a.withheld is not None
-    (answer_call,) = [c for c in gen.calls if c["json_schema"] is None]
-    (judged,) = [c for c in gen.calls if c["json_schema"] == "yes_no"]
-    messages = judged["messages"]
-    assert messages[:len(answer_call["messages"])] == answer_call["messages"]  # the same prefix
-    assert messages[-2] == {"role": "assistant", "content": a.withheld.text}
-    assert messages[-1]["role"] == "user" and "When must invoices be paid?" in messages[-1]["content"]
-    assert JUDGE_SYSTEM not in json.dumps(messages)
-
-
-def test_follow_up_question_keeps_the_users_question_inside_its_quotes():
-    from desktop_kb.query.judge import follow_up_messages
-
-    prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-    out = follow_up_messages(prompt, "It opened in 1937 [1].", 'Is the "Golden  Gate" open?')
-    assert out[:2] == prompt and out[2] == {"role": "assistant", "content": "It opened in 1937 [1]."}
-    assert "\"Is the 'Golden Gate' open?\"" in out[3]["content"]
-
-
-def test_judge_mode_is_checked(settings):
-    from desktop_kb.errors import ConfigError
-    from desktop_kb.settings import save_settings
-
-    with pytest.raises(ConfigError, match="judge_mode"):
-        save_settings(settings.replace(query=dataclasses.replace(settings.query, judge_mode="maybe")))

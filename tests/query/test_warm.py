@@ -41,10 +41,8 @@ def test_warm_up_prefills_the_answer_and_judge_system_prompts() -> None:
 
 
 def test_library_warm_up_follows_the_judge_setting(settings) -> None:
-    for judge, mode, expected in ((True, "separate", [ANSWER_SYSTEM, JUDGE_SYSTEM]),
-                                  (False, "separate", [ANSWER_SYSTEM]),
-                                  (True, "follow_up", [ANSWER_SYSTEM])):  # a follow-up has no prompt of its own
-        s = settings.replace(query=dataclasses.replace(settings.query, judge=judge, judge_mode=mode))
+    for judge, expected in ((True, [ANSWER_SYSTEM, JUDGE_SYSTEM]), (False, [ANSWER_SYSTEM])):
+        s = settings.replace(query=dataclasses.replace(settings.query, judge=judge))
         rec = Recorder()
         with Library.open(s, embedder=HashEmbedder(), reranker=None, generator=rec) as lib:
             lib.warm_up()
