@@ -100,7 +100,8 @@ class QuerySettings:
     evidence_tokens: int = 1100
     passage_tokens: int = 320
     # ... and the passages ranked after the first lead_passages at most trail_passage_tokens each
-    lead_passages: int = 5
+    # (their best sentences; measured: faster and no worse, docs/benchmarks.md "Session 10")
+    lead_passages: int = 2
     trail_passage_tokens: int = 100
     # a section or document question reads at most this many tokens per prompt; more goes map-reduce
     section_tokens: int = 1800
