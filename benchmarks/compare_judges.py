@@ -1,18 +1,22 @@
-"""The answerability judge two ways, on the same answers: in its own prompt, as the product asks
-it (it reads the cited evidence; query/judge.py), and as a follow-up turn of the answer's own
-conversation (:func:`follow_up_messages`: the model's context still holds the passages and its
-answer, so only that turn is prefilled). Measured in session 10 (docs/benchmarks.md): the
-follow-up is ~0.5 s faster but separates answers from SQuAD 2.0's adversarial questions far worse
-(AUC 0.63 vs 0.88): a model asked about its own answer says yes. So the product keeps its own prompt.
+"""Variants of the answerability judge, on the same answers: ``separate``, its own prompt reading
+each cited sentence with one neighbour either side (the product until session 10); ``tight``,
+the cited sentences alone (the product since: query/judge.py); ``follow_up``, the yes/no asked
+as the next turn of the answer's own conversation (:func:`follow_up_messages`: the model's
+context still holds the passages and its answer, so only that turn is prefilled). Measured in
+session 10 (docs/benchmarks.md): the follow-up is ~0.5 s faster than ``separate`` but separates
+answers from SQuAD 2.0's adversarial questions far worse (AUC 0.63 vs 0.88: a model asked about
+its own answer says yes); ``tight`` separates them at least as well (0.89 vs 0.85) in less than
+half the time.
 
     .venv/bin/python benchmarks/compare_judges.py --data-dir D --skip 50 --limit 100 --json
+    .venv/bin/python benchmarks/compare_judges.py ... --judges separate,tight
 
 Questions of each shared QA set outside the ``eval answers --limit SKIP`` sample (so that run is
 not scored on what sets a threshold), up to ``--limit`` of them, are answered by the product with
 the judge off (``Library.ask``: retrieval, generation, claim checks). Each answer that stands
-(status answered, with citations) is scored by both judges, the follow-up first, while the
-model's context holds the answer's conversation as it does in the app, then the separate prompt.
-Labels come from gold data, never from the judge or the claim checks: an unanswerable SQuAD 2.0
+(status answered, with citations) is scored by every judge asked for; the follow-up goes first,
+while the model's context holds the answer's conversation as it would in the app.
+The follow-up goes first when asked for. Labels come from gold data, never from the judge or the claim checks: an unanswerable SQuAD 2.0
 question should be withheld ("negative"); an answerable one whose answer contains a gold answer
 should pass ("positive"); an answerable one answered wrongly is counted apart ("wrong").
 Printed per set and judge: AUC positive vs negative, the share of positives passed and of
@@ -38,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 EVAL = Path(os.environ.get("DKB_EVAL_DATA", ROOT.parent / "shared" / "eval"))
 DEFAULT_SETS = [EVAL / "qa" / "squad2_dev", EVAL / "qa" / "cmrc2018_dev"]
 THRESHOLDS = (-3.0, -2.0, -1.5, -1.0, -0.6, -0.3, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
-JUDGES = ("separate", "follow_up")
+JUDGES = ("separate", "tight", "follow_up")
 FOLLOW_UP = (
     "Check your answer against the passages. Does it answer exactly this question: \"{question}\"? "
     "It does not if the passages are about a different name, date, number, place, an opposite word, "
@@ -59,7 +63,16 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
     return round(wins / (len(pos) * len(neg)), 4)
 
 
-def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any) -> list[dict[str, Any]]:
+def judge_prompt(name: str, answer_messages: list[dict[str, str]], ans: Any, question: str) -> list[dict[str, str]]:
+    from desktop_kb.query.judge import judge_messages, judge_text
+
+    if name == "follow_up":
+        return follow_up_messages(answer_messages, ans.text, question)
+    return judge_messages(question, judge_text(ans.citations, ans.passages, around=0 if name == "tight" else 1))
+
+
+def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any,
+            judges: tuple[str, ...] = JUDGES) -> list[dict[str, Any]]:
     from bench_answer import Spy
 
     from desktop_kb.eval.answers import score_answer
@@ -67,8 +80,6 @@ def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any) 
     from desktop_kb.eval.datasets import load_qa, sample_ids
     from desktop_kb.factory import build_generator
     from desktop_kb.kb import Library
-    from desktop_kb.query.judge import judge_messages, judge_text
-
     ds = load_qa(str(dataset))
     ids = [it.id for it in ds.items]
     held_out = set(sample_ids(ids, skip))
@@ -87,28 +98,26 @@ def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any) 
             row: dict[str, Any] = {"set": ds.name, "id": item.id, "status": ans.status, "label": label}
             prompts = [c["messages"] for c in spy.calls if not c["json"] and not c.get("judge")]
             if ans.status == "answered" and ans.citations and prompts:
-                t0 = time.perf_counter()
-                follow = spy.inner.yes_no(follow_up_messages(prompts[0], ans.text, item.question))
-                t1 = time.perf_counter()
-                separate = spy.inner.yes_no(judge_messages(item.question, judge_text(ans.citations, ans.passages)))
-                t2 = time.perf_counter()
-                row |= {"follow_up": round(follow, 4), "separate": round(separate, 4),
-                        "follow_up_ms": round((t1 - t0) * 1000, 1), "separate_ms": round((t2 - t1) * 1000, 1)}
+                for name in sorted(judges, key=lambda j: j != "follow_up"):
+                    t0 = time.perf_counter()
+                    row[name] = round(spy.inner.yes_no(judge_prompt(name, prompts[0], ans, item.question)), 4)
+                    row[f"{name}_ms"] = round((time.perf_counter() - t0) * 1000, 1)
             rows.append(row)
             if per_item is not None:
                 per_item.write(json.dumps(row, ensure_ascii=False) + "\n")
                 per_item.flush()
-            print(f"{ds.name} {n}/{len(items)}: {ans.status} {label} separate {row.get('separate')} "
-                  f"follow-up {row.get('follow_up')}", file=sys.stderr, flush=True)
+            scores = " ".join(f"{j} {row.get(j)}" for j in judges)
+            print(f"{ds.name} {n}/{len(items)}: {ans.status} {label} {scores}", file=sys.stderr, flush=True)
     spy.close()
     return rows
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    scored = [r for r in rows if "separate" in r]
+    judges = [j for j in JUDGES if any(j in r for r in rows)]
+    scored = [r for r in rows if all(j in r for j in judges) and judges]
     out: dict[str, Any] = {"questions": len(rows), "scored": len(scored),
                            "labels": {k: sum(r["label"] == k for r in scored) for k in ("positive", "negative", "wrong")}}
-    for name in JUDGES:
+    for name in judges:
         pos = [r[name] for r in scored if r["label"] == "positive"]
         neg = [r[name] for r in scored if r["label"] == "negative"]
         wrong = [r[name] for r in scored if r["label"] == "wrong"]
@@ -131,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, help="data folder (eval knowledge bases are cached)")
     ap.add_argument("--skip", type=int, default=50, help="leave out the `eval answers --limit SKIP` sample")
     ap.add_argument("--limit", type=int, default=100, help="questions per set")
+    ap.add_argument("--judges", default=",".join(JUDGES), help=f"comma-separated, of {', '.join(JUDGES)}")
     ap.add_argument("--per-item", type=Path, help="also write one JSON line per question")
     ap.add_argument("--summarise", type=Path, help="only summarise an earlier --per-item file")
     ap.add_argument("--json", action="store_true")
@@ -147,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         load_before = list(os.getloadavg())
         for ds in args.dataset or DEFAULT_SETS:
-            rows += run_set(settings, ds, args.skip, args.limit, per_item)
+            rows += run_set(settings, ds, args.skip, args.limit, per_item, tuple(args.judges.split(",")))
         if per_item is not None:
             per_item.close()
         print(f"load average {load_before} -> {list(os.getloadavg())}", file=sys.stderr)
@@ -157,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for name, res in result.items():
             print(f"{name}: {res['scored']} answers scored of {res['questions']}, labels {res['labels']}")
-            for judge in JUDGES:
+            for judge in (j for j in JUDGES if j in res):
                 r = res[judge]
                 print(f"  {judge}: AUC pos/neg {r['auc_positive_vs_negative']}, pos/wrong {r['auc_positive_vs_wrong']}, "
                       f"p50 {r['ms_p50']} ms")

@@ -11,9 +11,12 @@ withheld. The threshold is calibrated on SQuAD 2.0 and CMRC gold data by
 ``benchmarks/calibrate_judge.py`` (docs/benchmarks.md, "Faithfulness").
 
 The text the judge reads is the evidence of each citation (the sentences that support its
-claims, from :func:`~desktop_kb.query.citations.validate`) with one sentence either side,
-led by the passage's headings (what it is about: a list of "notable alumni" names no university
-in its own sentences), neutralised and delimited like every passage in a prompt.
+claims, from :func:`~desktop_kb.query.citations.validate`), led by the passage's headings (what
+it is about: a list of "notable alumni" names no university in its own sentences), neutralised
+and delimited like every passage in a prompt. Those sentences alone, without the one either side
+it read until session 10: on the same answers to 100 SQuAD 2.0 and 60 CMRC questions outside the
+eval sample it separated right answers from adversarial questions at least as well (AUC 0.89 vs
+0.85) in less than half the time (~0.45 vs ~1.1 s; ``benchmarks/compare_judges.py``).
 """
 
 from __future__ import annotations
@@ -79,10 +82,11 @@ def _window(spans: Sequence[tuple[int, int]], start: int, end: int, around: int 
     return spans[lo][0], spans[hi][1]
 
 
-def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_tokens: int = 360) -> str:
-    """The supporting sentences of every citation (in citation order) with their neighbours,
-    at most ``max_tokens`` in all, each passage's first piece led by its headings in parentheses;
-    a citation without evidence contributes its quote, else the start of its passage."""
+def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_tokens: int = 360,
+               around: int = 0) -> str:
+    """The supporting sentences of every citation (in citation order; with ``around`` neighbours
+    either side), at most ``max_tokens`` in all, each passage's first piece led by its headings in
+    parentheses; a citation without evidence contributes its quote, else the start of its passage."""
     pieces: list[str] = []
     used = 0
     titled: set[int] = set()
@@ -94,9 +98,10 @@ def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_token
         if not spans and c.quote_start is not None and c.quote_end is not None:
             spans = [(c.quote_start - chunk.start, c.quote_end - chunk.start)]
         sentences = sentence_spans(text)
-        windows = [_window(sentences, max(0, s), min(len(text), e)) for s, e in spans if e > 0 and s < len(text)]
+        windows = [_window(sentences, max(0, s), min(len(text), e), around)
+                   for s, e in spans if e > 0 and s < len(text)]
         if not windows:
-            windows = [_window(sentences, 0, 1)]
+            windows = [_window(sentences, 0, 1, around)]
         for s, e in sorted(set(windows)):
             piece = " ".join(text[s:e].split())
             if title and c.n not in titled:  # what the passage is about ("Harvard University")

