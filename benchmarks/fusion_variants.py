@@ -1,0 +1,162 @@
+"""Fusion variants on the same retrieved legs: does another score normalisation, leg weight or
+per-document aggregation beat the product's convex fusion (query/fuse.py)?
+
+    .venv/bin/python benchmarks/fusion_variants.py --data-dir D --dataset ../shared/eval/retrieval/scifact --json
+
+For every judged query of a BEIR set (its knowledge base built or reused as ``eval retrieval``
+does), the dense and BM25 legs are retrieved once (recall 100, the product's adaptive sparse
+weight recorded), then fused offline by each variant; documents are ranked by their best chunk,
+as ``eval retrieval`` ranks them, and scored against the set's qrels (nDCG@10). The product's
+own fusion is one of the variants, so the run checks that it reproduces ``eval retrieval``.
+Measured in session 10 (docs/benchmarks.md): on SciFact no variant reaches 0.72; the product's
+min-max at α = 0.5 is within 0.15 points of the best. Progress on stderr; ``--json`` prints one
+JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from desktop_kb.eval.metrics import docs_by_max_score, evaluate  # noqa: E402
+
+Leg = list[tuple[str, str, float]]  # (chunk id, document id, score), best first
+Query = dict[str, Any]  # {"w": sparse weight, "dense": Leg, "sparse": Leg}
+Norm = Callable[[Sequence[float]], list[float]]
+
+
+def minmax(xs: Sequence[float]) -> list[float]:
+    hi, lo = max(xs), min(xs)
+    return [(x - lo) / (hi - lo) if hi > lo else 1.0 for x in xs]
+
+
+def zscore(xs: Sequence[float]) -> list[float]:
+    mean, sd = statistics.fmean(xs), statistics.pstdev(xs) or 1.0
+    return [(x - mean) / sd for x in xs]
+
+
+def dbsf(xs: Sequence[float]) -> list[float]:
+    """Distribution-based: mean ± 3 standard deviations mapped to [0, 1] (Qdrant's DBSF)."""
+    mean, sd = statistics.fmean(xs), statistics.pstdev(xs) or 1.0
+    lo, hi = mean - 3 * sd, mean + 3 * sd
+    return [min(1.0, max(0.0, (x - lo) / (hi - lo))) for x in xs]
+
+
+def by_top(xs: Sequence[float]) -> list[float]:
+    hi = max(xs)
+    return [x / hi if hi > 0 else 0.0 for x in xs]
+
+
+def _chunk_scores(q: Query, norm: Norm, alpha: float) -> tuple[dict[str, float], dict[str, str]]:
+    scores: dict[str, float] = {}
+    doc: dict[str, str] = {}
+    for leg, weight in (("dense", alpha), ("sparse", (1 - alpha) * q["w"])):
+        recs = q[leg]
+        if not recs:
+            continue
+        for (cid, d, _), n in zip(recs, norm([r[2] for r in recs]), strict=True):
+            doc[cid] = d
+            scores[cid] = scores.get(cid, 0.0) + weight * n
+    return scores, doc
+
+
+def convex(q: Query, norm: Norm = minmax, alpha: float = 0.5) -> list[str]:
+    scores, doc = _chunk_scores(q, norm, alpha)
+    return docs_by_max_score((doc[c], scores[c]) for c in sorted(scores, key=lambda c: -scores[c]))
+
+
+def convex_doc_sum(q: Query, decay: float, norm: Norm = minmax, alpha: float = 0.5) -> list[str]:
+    """A document scores its best chunk plus ``decay``-discounted further chunks."""
+    scores, doc = _chunk_scores(q, norm, alpha)
+    per: dict[str, list[float]] = {}
+    for c, s in scores.items():
+        per.setdefault(doc[c], []).append(s)
+    agg = {d: sum(v * decay**i for i, v in enumerate(sorted(xs, reverse=True))) for d, xs in per.items()}
+    return sorted(agg, key=lambda d: -agg[d])
+
+
+def rrf(q: Query, k: int = 60) -> list[str]:
+    scores: dict[str, float] = {}
+    doc: dict[str, str] = {}
+    for leg, weight in (("dense", 1.0), ("sparse", q["w"])):
+        for rank, (cid, d, _) in enumerate(q[leg], start=1):
+            doc[cid] = d
+            scores[cid] = scores.get(cid, 0.0) + weight / (k + rank)
+    return docs_by_max_score((doc[c], scores[c]) for c in sorted(scores, key=lambda c: -scores[c]))
+
+
+VARIANTS: dict[str, Callable[[Query], list[str]]] = {
+    "dense": lambda q: docs_by_max_score((d, s) for _, d, s in q["dense"]),
+    "sparse": lambda q: docs_by_max_score((d, s) for _, d, s in q["sparse"]),
+    "rrf, adaptive": rrf,
+    "convex min-max, alpha 0.5 (product)": convex,
+    **{f"convex min-max, alpha {a}": partial(convex, alpha=a) for a in (0.3, 0.4, 0.6, 0.7)},
+    "convex z-score": partial(convex, norm=zscore),
+    "convex dbsf": partial(convex, norm=dbsf),
+    "convex score / top": partial(convex, norm=by_top),
+    "convex, documents sum chunks (decay 0.5)": partial(convex_doc_sum, decay=0.5),
+    "convex, documents sum chunks (decay 0.25)": partial(convex_doc_sum, decay=0.25),
+}
+
+
+def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None) -> tuple[dict[str, Query], dict[str, Any]]:
+    import numpy as np
+
+    from desktop_kb.eval.corpus import LogProgress, prepare_kb
+    from desktop_kb.eval.datasets import load_beir, sample_ids
+    from desktop_kb.eval.retrieval import kb_views
+    from desktop_kb.kb import Library
+    from desktop_kb.query.fuse import adaptive_weights, term_coverage
+    from desktop_kb.settings import load_settings
+
+    ds = load_beir(dataset)
+    judged = ds.judged_queries()
+    queries: dict[str, Query] = {}
+    with Library.open(load_settings(data_dir)) as lib:
+        prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
+        kb = kb_views(lib, [prep.name])[0]
+        n_docs, _, cjk, letters = kb.manifest.corpus_stats()
+        qids = sample_ids(list(judged), limit)
+        for i, qid in enumerate(qids, start=1):
+            text = judged[qid]
+            svec = kb.sparse.encode_query(text)
+            dense, sparse = kb.store.search_both(kb.name, np.asarray(lib.embedder.embed_query(text)), svec, None, 100)
+            coverage = term_coverage(svec.indices, kb.manifest.document_frequencies(svec.indices), n_docs)
+            weight = adaptive_weights(text, cjk / letters if letters else 0.0, coverage).sparse
+            queries[qid] = {"w": weight, **{name: [(r.id, prep.doc_id(str(r.payload.get("path", ""))), r.score)
+                                                   for r in recs] for name, recs in (("dense", dense), ("sparse", sparse))}}
+            if i % 50 == 0 or i == len(qids):
+                print(f"legs: {i}/{len(qids)}", file=sys.stderr, flush=True)
+    return queries, {q: dict(ds.qrels[q]) for q in queries}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", type=Path, required=True, help="BEIR folder")
+    ap.add_argument("--data-dir", type=Path, help="data folder (eval knowledge bases are cached)")
+    ap.add_argument("--limit-queries", type=int, help="a fixed sample of N queries, as eval retrieval draws it")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    queries, qrels = dump_legs(args.data_dir, args.dataset, args.limit_queries)
+    result = {"dataset": args.dataset.name, "queries": len(queries),
+              "ndcg@10": {name: round(evaluate({q: f(legs) for q, legs in queries.items()}, qrels)["ndcg@10"], 4)
+                          for name, f in VARIANTS.items()}}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for name, score in result["ndcg@10"].items():
+            print(f"{name:45} {score:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
