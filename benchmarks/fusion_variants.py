@@ -7,7 +7,9 @@ For every judged query of a BEIR set (its knowledge base built or reused as ``ev
 does), the dense and BM25 legs are retrieved once (recall 100, the product's adaptive sparse
 weight recorded), then fused offline by each variant; documents are ranked by their best chunk,
 as ``eval retrieval`` ranks them, and scored against the set's qrels (nDCG@10). The product's
-own fusion is one of the variants, so the run checks that it reproduces ``eval retrieval``.
+own fusion code is one of the variants (its convex combination, min-max, α = 0.5, is also
+re-implemented here as the base of the others), so the run checks that both reproduce ``eval
+retrieval``.
 Measured in session 10 (docs/benchmarks.md): on SciFact no variant reaches 0.72; the product's
 min-max at α = 0.5 is within 0.15 points of the best. Progress on stderr; ``--json`` prints one
 JSON document on stdout.
@@ -84,6 +86,18 @@ def convex_doc_sum(q: Query, decay: float, norm: Norm = minmax, alpha: float = 0
     return sorted(agg, key=lambda d: -agg[d])
 
 
+def product(q: Query) -> list[str]:
+    """The product's own fusion code (query/fuse.py), on the same legs."""
+    from desktop_kb.protocols import ScoredRecord
+    from desktop_kb.query.fuse import convex as product_convex
+
+    def records(leg: str) -> list[ScoredRecord]:
+        return [ScoredRecord(cid, score, {"doc": d}) for cid, d, score in q[leg]]
+
+    fused = product_convex([records("dense")], [(records("sparse"), q["w"])])
+    return docs_by_max_score((f.payload["doc"], f.score) for f in fused)
+
+
 def rrf(q: Query, k: int = 60) -> list[str]:
     scores: dict[str, float] = {}
     doc: dict[str, str] = {}
@@ -98,7 +112,8 @@ VARIANTS: dict[str, Callable[[Query], list[str]]] = {
     "dense": lambda q: docs_by_max_score((d, s) for _, d, s in q["dense"]),
     "sparse": lambda q: docs_by_max_score((d, s) for _, d, s in q["sparse"]),
     "rrf, adaptive": rrf,
-    "convex min-max, alpha 0.5 (product)": convex,
+    "product (query/fuse.py)": product,
+    "convex min-max, alpha 0.5": convex,
     **{f"convex min-max, alpha {a}": partial(convex, alpha=a) for a in (0.3, 0.4, 0.6, 0.7)},
     "convex z-score": partial(convex, norm=zscore),
     "convex dbsf": partial(convex, norm=dbsf),
