@@ -46,7 +46,8 @@ def _model(path: str | None) -> Path:
     return Settings(data_dir=Path("/nonexistent")).models_dir / shipped.filename
 
 
-def _auc(pos: list[float], neg: list[float]) -> float | None:
+def auc(pos: list[float], neg: list[float]) -> float | None:
+    """P(a positive scores above a negative), ties counting half (None without both)."""
     if not pos or not neg:
         return None
     wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
@@ -108,8 +109,8 @@ def main(argv: list[str]) -> int:
     cmrc_ok = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] not in NEGATIVE]
     cmrc_off = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] == "off_passage"]
     out = {"model": model.name, "per_kind": args.per_kind, "seconds": round(time.perf_counter() - started, 1),
-           "auc_squad_faithful_vs_trap": _auc(squad_ok, traps), "auc_all_faithful_vs_trap": _auc(faithful, traps),
-           "auc_cmrc_faithful_vs_off_passage": _auc(cmrc_ok, cmrc_off),
+           "auc_squad_faithful_vs_trap": auc(squad_ok, traps), "auc_all_faithful_vs_trap": auc(faithful, traps),
+           "auc_cmrc_faithful_vs_off_passage": auc(cmrc_ok, cmrc_off),
            "mean_judge_s": round(sum(r["s"] for r in rows) / len(rows), 2) if rows else None,
            "thresholds": table, "rows": rows}
     if args.json:

@@ -14,9 +14,9 @@ half the time.
 Questions of each shared QA set outside the ``eval answers --limit SKIP`` sample (so that run is
 not scored on what sets a threshold), up to ``--limit`` of them, are answered by the product with
 the judge off (``Library.ask``: retrieval, generation, claim checks). Each answer that stands
-(status answered, with citations) is scored by every judge asked for; the follow-up goes first,
-while the model's context holds the answer's conversation as it would in the app.
-The follow-up goes first when asked for. Labels come from gold data, never from the judge or the claim checks: an unanswerable SQuAD 2.0
+(status answered, with citations) is scored by every judge asked for; the follow-up, when asked
+for, goes first, while the model's context holds the answer's conversation as it would in the
+app. Labels come from gold data, never from the judge or the claim checks: an unanswerable SQuAD 2.0
 question should be withheld ("negative"); an answerable one whose answer contains a gold answer
 should pass ("positive"); an answerable one answered wrongly is counted apart ("wrong").
 Printed per set and judge: AUC positive vs negative, the share of positives passed and of
@@ -39,6 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate_judge import auc  # noqa: E402  (the same AUC as the judge's calibration)
+
 EVAL = Path(os.environ.get("DKB_EVAL_DATA", ROOT.parent / "shared" / "eval"))
 DEFAULT_SETS = [EVAL / "qa" / "squad2_dev", EVAL / "qa" / "cmrc2018_dev"]
 THRESHOLDS = (-3.0, -2.0, -1.5, -1.0, -0.6, -0.3, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -54,13 +56,6 @@ def follow_up_messages(answer_messages: list[dict[str, str]], answer: str, quest
     """The answer's conversation, its final text, and the yes/no question about it."""
     ask = FOLLOW_UP.format(question=" ".join(question.split()).replace('"', "'"))
     return [*answer_messages, {"role": "assistant", "content": answer}, {"role": "user", "content": ask}]
-
-
-def auc(pos: list[float], neg: list[float]) -> float | None:
-    if not pos or not neg:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return round(wins / (len(pos) * len(neg)), 4)
 
 
 def judge_prompt(name: str, answer_messages: list[dict[str, str]], ans: Any, question: str) -> list[dict[str, str]]:
@@ -80,6 +75,7 @@ def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any,
     from desktop_kb.eval.datasets import load_qa, sample_ids
     from desktop_kb.factory import build_generator
     from desktop_kb.kb import Library
+
     ds = load_qa(str(dataset))
     ids = [it.id for it in ds.items]
     held_out = set(sample_ids(ids, skip))
