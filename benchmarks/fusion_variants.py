@@ -6,10 +6,10 @@ per-document aggregation beat the product's convex fusion (query/fuse.py)?
 For every judged query of a BEIR set (its knowledge base built or reused as ``eval retrieval``
 does), the dense and BM25 legs are retrieved once (recall 100, the product's adaptive sparse
 weight recorded), then fused offline by each variant; documents are ranked by their best chunk,
-as ``eval retrieval`` ranks them, and scored against the set's qrels (nDCG@10). The product's
-own fusion code is one of the variants (its convex combination, min-max, α = 0.5, is also
-re-implemented here as the base of the others), so the run checks that both reproduce ``eval
-retrieval``.
+as ``eval retrieval`` ranks them, and scored against the set's qrels (nDCG@10). RRF and the
+convex combination at each α run the product's own code (query/fuse.py), so the default variant
+must reproduce ``eval retrieval``; only the other normalisations and the per-document sums are
+written here.
 Measured in session 10 (docs/benchmarks.md): on SciFact no variant reaches 0.72; the product's
 min-max at α = 0.5 is within 0.15 points of the best. Progress on stderr; ``--json`` prints one
 JSON document on stdout.
@@ -30,15 +30,26 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from desktop_kb.eval.metrics import docs_by_max_score, evaluate  # noqa: E402
+from desktop_kb.protocols import ScoredRecord  # noqa: E402
+from desktop_kb.query import fuse  # noqa: E402
+from desktop_kb.query.fuse import FusedRecord  # noqa: E402
 
 Leg = list[tuple[str, str, float]]  # (chunk id, document id, score), best first
 Query = dict[str, Any]  # {"w": sparse weight, "dense": Leg, "sparse": Leg}
 Norm = Callable[[Sequence[float]], list[float]]
 
 
-def minmax(xs: Sequence[float]) -> list[float]:
-    hi, lo = max(xs), min(xs)
-    return [(x - lo) / (hi - lo) if hi > lo else 1.0 for x in xs]
+def _records(q: Query, leg: str) -> list[ScoredRecord]:
+    return [ScoredRecord(cid, score, {"doc": d}) for cid, d, score in q[leg]]
+
+
+def _fused(q: Query, fusion: Callable[..., list[FusedRecord]], **options: Any) -> list[FusedRecord]:
+    """The product's fusion code (query/fuse.py) on the dumped legs, one query, one KB."""
+    return fusion([_records(q, "dense")], [(_records(q, "sparse"), q["w"])], **options)
+
+
+def product(q: Query, fusion: Callable[..., list[FusedRecord]] = fuse.convex, **options: Any) -> list[str]:
+    return docs_by_max_score((f.payload["doc"], f.score) for f in _fused(q, fusion, **options))
 
 
 def zscore(xs: Sequence[float]) -> list[float]:
@@ -58,7 +69,8 @@ def by_top(xs: Sequence[float]) -> list[float]:
     return [x / hi if hi > 0 else 0.0 for x in xs]
 
 
-def _chunk_scores(q: Query, norm: Norm, alpha: float) -> tuple[dict[str, float], dict[str, str]]:
+def normalised(q: Query, norm: Norm, alpha: float = 0.5) -> list[str]:
+    """The product's convex combination with another normalisation of each leg than min-max."""
     scores: dict[str, float] = {}
     doc: dict[str, str] = {}
     for leg, weight in (("dense", alpha), ("sparse", (1 - alpha) * q["w"])):
@@ -68,58 +80,30 @@ def _chunk_scores(q: Query, norm: Norm, alpha: float) -> tuple[dict[str, float],
         for (cid, d, _), n in zip(recs, norm([r[2] for r in recs]), strict=True):
             doc[cid] = d
             scores[cid] = scores.get(cid, 0.0) + weight * n
-    return scores, doc
-
-
-def convex(q: Query, norm: Norm = minmax, alpha: float = 0.5) -> list[str]:
-    scores, doc = _chunk_scores(q, norm, alpha)
     return docs_by_max_score((doc[c], scores[c]) for c in sorted(scores, key=lambda c: -scores[c]))
 
 
-def convex_doc_sum(q: Query, decay: float, norm: Norm = minmax, alpha: float = 0.5) -> list[str]:
-    """A document scores its best chunk plus ``decay``-discounted further chunks."""
-    scores, doc = _chunk_scores(q, norm, alpha)
+def doc_sum(q: Query, decay: float) -> list[str]:
+    """The product's convex fusion, a document scoring its best chunk plus ``decay``-discounted
+    further chunks (instead of its best chunk alone)."""
     per: dict[str, list[float]] = {}
-    for c, s in scores.items():
-        per.setdefault(doc[c], []).append(s)
+    for f in _fused(q, fuse.convex):
+        per.setdefault(f.payload["doc"], []).append(f.score)
     agg = {d: sum(v * decay**i for i, v in enumerate(sorted(xs, reverse=True))) for d, xs in per.items()}
     return sorted(agg, key=lambda d: -agg[d])
-
-
-def product(q: Query) -> list[str]:
-    """The product's own fusion code (query/fuse.py), on the same legs."""
-    from desktop_kb.protocols import ScoredRecord
-    from desktop_kb.query.fuse import convex as product_convex
-
-    def records(leg: str) -> list[ScoredRecord]:
-        return [ScoredRecord(cid, score, {"doc": d}) for cid, d, score in q[leg]]
-
-    fused = product_convex([records("dense")], [(records("sparse"), q["w"])])
-    return docs_by_max_score((f.payload["doc"], f.score) for f in fused)
-
-
-def rrf(q: Query, k: int = 60) -> list[str]:
-    scores: dict[str, float] = {}
-    doc: dict[str, str] = {}
-    for leg, weight in (("dense", 1.0), ("sparse", q["w"])):
-        for rank, (cid, d, _) in enumerate(q[leg], start=1):
-            doc[cid] = d
-            scores[cid] = scores.get(cid, 0.0) + weight / (k + rank)
-    return docs_by_max_score((doc[c], scores[c]) for c in sorted(scores, key=lambda c: -scores[c]))
 
 
 VARIANTS: dict[str, Callable[[Query], list[str]]] = {
     "dense": lambda q: docs_by_max_score((d, s) for _, d, s in q["dense"]),
     "sparse": lambda q: docs_by_max_score((d, s) for _, d, s in q["sparse"]),
-    "rrf, adaptive": rrf,
-    "product (query/fuse.py)": product,
-    "convex min-max, alpha 0.5": convex,
-    **{f"convex min-max, alpha {a}": partial(convex, alpha=a) for a in (0.3, 0.4, 0.6, 0.7)},
-    "convex z-score": partial(convex, norm=zscore),
-    "convex dbsf": partial(convex, norm=dbsf),
-    "convex score / top": partial(convex, norm=by_top),
-    "convex, documents sum chunks (decay 0.5)": partial(convex_doc_sum, decay=0.5),
-    "convex, documents sum chunks (decay 0.25)": partial(convex_doc_sum, decay=0.25),
+    "rrf, adaptive": partial(product, fusion=fuse.rrf),
+    "convex min-max, alpha 0.5 (product)": product,
+    **{f"convex min-max, alpha {a}": partial(product, alpha=a) for a in (0.3, 0.4, 0.6, 0.7)},
+    "convex z-score": partial(normalised, norm=zscore),
+    "convex dbsf": partial(normalised, norm=dbsf),
+    "convex score / top": partial(normalised, norm=by_top),
+    "convex, documents sum chunks (decay 0.5)": partial(doc_sum, decay=0.5),
+    "convex, documents sum chunks (decay 0.25)": partial(doc_sum, decay=0.25),
 }
 
 
