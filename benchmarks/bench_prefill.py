@@ -88,11 +88,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def by_cpu(args: argparse.Namespace) -> dict[str, Any]:
     """Default options once per CPU backend per round, each backend in its own process."""
-    from llama_cpp import llama_cpp as api
+    from desktop_kb.backends.llama_cpu import cpu_variants, lib_dir
 
-    from desktop_kb.backends.llama_cpu import cpu_variants
-
-    shipped = cpu_variants(Path(api.__file__).resolve().parent / "lib")
+    shipped = cpu_variants(lib_dir())  # where the loader looks (LLAMA_CPP_LIB_PATH too)
     wanted = list(shipped) if args.cpu == "all" else args.cpu.split(",")
     load_before = list(os.getloadavg())
     runs: dict[str, list[dict[str, Any]]] = {}

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ModelError
 
-__all__ = ["BUILT_IN", "ENV", "cpu_variants", "load_cpu_backend"]
+__all__ = ["BUILT_IN", "ENV", "cpu_variants", "lib_dir", "load_cpu_backend"]
 
 ENV = "DESKTOP_KB_LLAMA_CPU"
 BUILT_IN = "built-in"
@@ -40,7 +40,7 @@ def _affixes() -> tuple[str, str]:
     return ("", ".dll") if sys.platform == "win32" else ("lib", ".so")
 
 
-def _lib_dir() -> Path:
+def lib_dir() -> Path:
     """The folder llama-cpp-python loaded its libraries from (``LLAMA_CPP_LIB_PATH`` or its own lib)."""
     import llama_cpp.llama_cpp as api
 
@@ -48,11 +48,11 @@ def _lib_dir() -> Path:
     return Path(base) if base else Path(api.__file__).resolve().parent / "lib"
 
 
-def cpu_variants(lib_dir: Path) -> dict[str, Path]:
-    """The CPU backends shipped in ``lib_dir``, by variant name (none: the backend is built in)."""
+def cpu_variants(folder: Path) -> dict[str, Path]:
+    """The CPU backends shipped in ``folder``, by variant name (none: the backend is built in)."""
     prefix, ext = _affixes()
     head = f"{prefix}ggml-cpu-"
-    return {p.name[len(head):-len(ext)]: p for p in sorted(lib_dir.glob(f"{head}*{ext}"))}
+    return {p.name[len(head):-len(ext)]: p for p in sorted(folder.glob(f"{head}*{ext}"))}
 
 
 def _close(lib: Any) -> None:
@@ -123,7 +123,7 @@ def load_cpu_backend() -> str:
         if _loaded is not None:
             return _loaded
         ggml = _ggml()
-        variants = cpu_variants(_lib_dir())
+        variants = cpu_variants(lib_dir())
         if ggml.ggml_backend_reg_count() > 0 or not variants:
             _loaded = BUILT_IN  # the CPU backend is compiled in (or another loader did this)
             return _loaded

@@ -19,14 +19,14 @@ needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, 
 
 PROBE = """
 import json, sys
-from desktop_kb.backends.llama_cpu import _lib_dir, _score, cpu_variants, load_cpu_backend, _ggml
+from desktop_kb.backends.llama_cpu import lib_dir, _score, cpu_variants, load_cpu_backend, _ggml
 from desktop_kb.errors import ModelError
 try:
     name = load_cpu_backend()
 except ModelError as exc:
     print(json.dumps({"error": exc.message, "hint": exc.hint}))
     sys.exit(0)
-scores = {n: _score(p) for n, p in cpu_variants(_lib_dir()).items()}
+scores = {n: _score(p) for n, p in cpu_variants(lib_dir()).items()}
 print(json.dumps({"name": name, "again": load_cpu_backend(), "scores": scores,
                   "registered": _ggml().ggml_backend_reg_count()}))
 """
