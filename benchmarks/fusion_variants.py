@@ -10,9 +10,12 @@ as ``eval retrieval`` ranks them, and scored against the set's qrels (nDCG@10). 
 convex combination at each α run the product's own code (query/fuse.py), so the default variant
 must reproduce ``eval retrieval``; only the other normalisations and the per-document sums are
 written here.
+``--prf`` adds dense pseudo-relevance feedback (Rocchio): the query vector plus β times the mean
+vector of the first k chunks (of the dense leg, or of the fused ranking), normalised, searched again
+exactly over all the KB's vectors, alone and fused with the same BM25 leg.
 Measured in session 10 (docs/benchmarks.md): on SciFact no variant reaches 0.72; the product's
-min-max at α = 0.5 is within 0.15 points of the best. Progress on stderr; ``--json`` prints one
-JSON document on stdout.
+min-max at α = 0.5 is within 0.15 points of the best; session 11: PRF neither. Progress on
+stderr; ``--json`` prints one JSON document on stdout.
 """
 
 from __future__ import annotations
@@ -107,7 +110,51 @@ VARIANTS: dict[str, Callable[[Query], list[str]]] = {
 }
 
 
-def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None) -> tuple[dict[str, Query], dict[str, Any]]:
+class Vectors:
+    """All of a KB's chunk vectors, for exact dense search with a changed query vector."""
+
+    def __init__(self, ids: list[str], docs: list[str], matrix: Any) -> None:
+        self.ids, self.docs, self.matrix = ids, docs, matrix
+        self.row = {c: i for i, c in enumerate(ids)}
+
+    def search(self, vector: Any, n: int = 100) -> Leg:
+        import numpy as np
+
+        scores = self.matrix @ vector
+        n = min(n, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        return [(self.ids[i], self.docs[i], float(scores[i])) for i in top[np.argsort(-scores[top])]]
+
+
+def prf(q: Query, vectors: Vectors, k: int, beta: float, source: str) -> Query:
+    """The query with its dense leg searched again by the Rocchio vector q + β·mean(first k)."""
+    import numpy as np
+
+    first = ([cid for cid, _, _ in q["dense"][:k]] if source == "dense"
+             else [f.id for f in _fused(q, fuse.convex)[:k]])
+    v = q["qv"] + beta * vectors.matrix[[vectors.row[c] for c in first]].mean(axis=0)
+    return {**q, "dense": vectors.search(v / np.linalg.norm(v))}
+
+
+def prf_variants(vectors: Vectors) -> dict[str, Callable[[Query], list[str]]]:
+    out: dict[str, Callable[[Query], list[str]]] = {}
+    for source, k, beta in (("dense", 3, 0.3), ("fused", 3, 0.3), ("fused", 3, 0.6), ("fused", 5, 0.3)):
+        memo: dict[int, Query] = {}
+
+        def again(q: Query, k: int = k, beta: float = beta, source: str = source,
+                  memo: dict[int, Query] = memo) -> Query:
+            if id(q) not in memo:
+                memo[id(q)] = prf(q, vectors, k, beta, source)
+            return memo[id(q)]
+
+        name = f"PRF from the {source} top {k}, beta {beta}"
+        out[f"dense, {name}"] = lambda q, again=again: VARIANTS["dense"](again(q))
+        out[f"convex, {name}"] = lambda q, again=again: product(again(q))
+    return out
+
+
+def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None,
+              with_vectors: bool = False) -> tuple[dict[str, Query], dict[str, Any], Vectors | None]:
     import numpy as np
 
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
@@ -124,18 +171,24 @@ def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None) -> tuple[
         prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
         kb = kb_views(lib, [prep.name])[0]
         n_docs, _, cjk, letters = kb.manifest.corpus_stats()
+        vectors = None
+        if with_vectors:
+            points = list(kb.store.points(kb.name))
+            vectors = Vectors([p.id for p in points], [prep.doc_id(str(p.payload.get("path", ""))) for p in points],
+                              np.stack([np.asarray(p.dense, dtype=np.float32) for p in points]))
         qids = sample_ids(list(judged), limit)
         for i, qid in enumerate(qids, start=1):
             text = judged[qid]
             svec = kb.sparse.encode_query(text)
-            dense, sparse = kb.store.search_both(kb.name, np.asarray(lib.embedder.embed_query(text)), svec, None, 100)
+            qv = np.asarray(lib.embedder.embed_query(text), dtype=np.float32)
+            dense, sparse = kb.store.search_both(kb.name, qv, svec, None, 100)
             coverage = term_coverage(svec.indices, kb.manifest.document_frequencies(svec.indices), n_docs)
             weight = adaptive_weights(text, cjk / letters if letters else 0.0, coverage).sparse
-            queries[qid] = {"w": weight, **{name: [(r.id, prep.doc_id(str(r.payload.get("path", ""))), r.score)
+            queries[qid] = {"w": weight, "qv": qv, **{name: [(r.id, prep.doc_id(str(r.payload.get("path", ""))), r.score)
                                                    for r in recs] for name, recs in (("dense", dense), ("sparse", sparse))}}
             if i % 50 == 0 or i == len(qids):
                 print(f"legs: {i}/{len(qids)}", file=sys.stderr, flush=True)
-    return queries, {q: dict(ds.qrels[q]) for q in queries}
+    return queries, {q: dict(ds.qrels[q]) for q in queries}, vectors
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,12 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", type=Path, required=True, help="BEIR folder")
     ap.add_argument("--data-dir", type=Path, help="data folder (eval knowledge bases are cached)")
     ap.add_argument("--limit-queries", type=int, help="a fixed sample of N queries, as eval retrieval draws it")
+    ap.add_argument("--prf", action="store_true", help="also dense pseudo-relevance feedback variants")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    queries, qrels = dump_legs(args.data_dir, args.dataset, args.limit_queries)
+    queries, qrels, vectors = dump_legs(args.data_dir, args.dataset, args.limit_queries, args.prf)
+    variants = {**VARIANTS, **(prf_variants(vectors) if vectors is not None else {})}
     result = {"dataset": args.dataset.name, "queries": len(queries),
               "ndcg@10": {name: round(evaluate({q: f(legs) for q, legs in queries.items()}, qrels)["ndcg@10"], 4)
-                          for name, f in VARIANTS.items()}}
+                          for name, f in variants.items()}}
     if args.json:
         print(json.dumps(result))
     else:
