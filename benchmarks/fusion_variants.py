@@ -38,7 +38,7 @@ from desktop_kb.query import fuse  # noqa: E402
 from desktop_kb.query.fuse import FusedRecord  # noqa: E402
 
 Leg = list[tuple[str, str, float]]  # (chunk id, document id, score), best first
-Query = dict[str, Any]  # {"w": sparse weight, "dense": Leg, "sparse": Leg}
+Query = dict[str, Any]  # {"w": sparse weight, "qv": query vector, "dense": Leg, "sparse": Leg}
 Norm = Callable[[Sequence[float]], list[float]]
 
 
@@ -171,10 +171,14 @@ def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None,
         prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
         kb = kb_views(lib, [prep.name])[0]
         n_docs, _, cjk, letters = kb.manifest.corpus_stats()
+
+        def doc(payload: dict[str, Any]) -> str:
+            return prep.doc_id(str(payload.get("path", "")))
+
         vectors = None
         if with_vectors:
             points = list(kb.store.points(kb.name))
-            vectors = Vectors([p.id for p in points], [prep.doc_id(str(p.payload.get("path", ""))) for p in points],
+            vectors = Vectors([p.id for p in points], [doc(p.payload) for p in points],
                               np.stack([np.asarray(p.dense, dtype=np.float32) for p in points]))
         qids = sample_ids(list(judged), limit)
         for i, qid in enumerate(qids, start=1):
@@ -184,8 +188,8 @@ def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None,
             dense, sparse = kb.store.search_both(kb.name, qv, svec, None, 100)
             coverage = term_coverage(svec.indices, kb.manifest.document_frequencies(svec.indices), n_docs)
             weight = adaptive_weights(text, cjk / letters if letters else 0.0, coverage).sparse
-            queries[qid] = {"w": weight, "qv": qv, **{name: [(r.id, prep.doc_id(str(r.payload.get("path", ""))), r.score)
-                                                   for r in recs] for name, recs in (("dense", dense), ("sparse", sparse))}}
+            queries[qid] = {"w": weight, "qv": qv, **{name: [(r.id, doc(r.payload), r.score) for r in recs]
+                                                      for name, recs in (("dense", dense), ("sparse", sparse))}}
             if i % 50 == 0 or i == len(qids):
                 print(f"legs: {i}/{len(qids)}", file=sys.stderr, flush=True)
     return queries, {q: dict(ds.qrels[q]) for q in queries}, vectors
