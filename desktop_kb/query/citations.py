@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
+from .claim_terms import NOT_AFTER
 from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
 from .support import evidence as support_evidence
 
@@ -22,7 +23,7 @@ __all__ = [
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 _QUOTES = re.compile(r"“([^”]{2,400})”|「([^」]{2,400})」|『([^』]{2,400})』|\"([^\"\n]{2,400})\"")
 _WORD = re.compile(r"[^\W_]")
-_SENTENCE_END = re.compile(r"[。！？!?\n]|(?<!\b[A-Z])\.(?=\s|$)")  # not after an initial ("T. S. Eliot")
+_SENTENCE_END = re.compile(rf"[。！？!?\n]|{NOT_AFTER}\.(?=\s|$)")  # not after an initial ("T. S. Eliot"), "Ms."
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…+)\s*")
 _EDGE_PUNCT = " \t\n.,;:!?。，；：！？、…'\"“”‘’「」『』()（）"
 _REFUSAL = re.compile(
@@ -254,7 +255,7 @@ def _adjacent_citations(answer: str, qstart: int, qend: int, marks: Sequence[re.
     return _numbers(before[-1]) if before else []
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|(?<=(?<!\b[A-Z])\.)\s+|\n+")
+_SENTENCE_SPLIT = re.compile(rf"(?<=[。！？!?])|(?<={NOT_AFTER}\.)\s+|\n+")
 _TRAILING_MARKS = re.compile(r"([.。!?！？])((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】])+)")
 
 

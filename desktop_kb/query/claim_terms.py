@@ -8,8 +8,20 @@ import re
 from ..text.tokenize import tokenize
 
 __all__ = [
-    "CODE", "FILLER", "NAME", "NEGATION_EN", "NEGATION_ZH", "OR_NOT", "PERCENT_Q", "PERSON_Q",
-    "QUANTITY_Q", "QUESTION_WORDS", "SENTENCE_END", "TIME_Q", "VAGUE",
+    "CODE",
+    "FILLER",
+    "NAME",
+    "NEGATION_EN",
+    "NEGATION_ZH",
+    "NOT_AFTER",
+    "OR_NOT",
+    "PERCENT_Q",
+    "PERSON_Q",
+    "QUANTITY_Q",
+    "QUESTION_WORDS",
+    "SENTENCE_END",
+    "TIME_Q",
+    "VAGUE",
 ]
 
 # Words an answer uses to talk about passages and questions, not about the world, and the
@@ -33,7 +45,9 @@ OR_NOT = re.compile(r"\b(?:or|if|whether)(?: \w+)? not\b|是否|与否", re.IGNO
 _L = "0-9A-Za-z\u00c0-\u024f"
 NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
 CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
-SENTENCE_END = re.compile(r"[。！？!?；]+|(?<!\b[A-Z])\.(?=\s+[^a-z\s])|\n+")
+# a full stop after an initial ("T. S. Eliot") or a title ("Ms. Lin", "Dr. Chen") ends no sentence
+NOT_AFTER = r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bMrs)(?<!\bProf)(?<!\bGen)(?<!\bvs)"
+SENTENCE_END = re.compile(rf"[。！？!?；]+|{NOT_AFTER}\.(?=\s+[^a-z\s])|\n+")
 _PERCENT_Q = r"\bwhat (?:percentage|percent)\b|百分之几|百分比"
 PERCENT_Q = re.compile(_PERCENT_Q, re.IGNORECASE)
 QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:year|number)\b|"

@@ -232,3 +232,20 @@ def test_the_connective_of_a_why_answer_need_not_be_in_the_passage():
     passage = _hit("为了克服铁路翻越张广才岭的困难，大批沙俄工程人员驻扎在横道河子镇。")
     answer = "大批沙俄工程人员驻扎在横道河子镇，是因为要克服铁路翻越张广才岭的困难 [1]。"
     assert validate(answer, [passage], "为什么大批沙俄工程人员驻扎在横道河子镇？", stats=STATS).valid
+
+
+def test_a_title_does_not_end_a_sentence():
+    """"Ms. Lin" and "Dr. Chen" stay inside their sentence, in passages and in answers alike: the
+    evidence of "approved by Mr. Park" is the whole sentence that says it."""
+    from desktop_kb.query.citations import _sentences
+    from desktop_kb.query.support import sentence_spans
+
+    text = "It was signed by Ms. Lin and approved by Mr. Park. Dr. Chen agreed. Prof. Adams did not."
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "It was signed by Ms. Lin and approved by Mr. Park.", "Dr. Chen agreed.", "Prof. Adams did not."]
+    assert _sentences("Mr. Park approved it [1]. Ms. Lin signed it [1].") == [
+        "Mr. Park approved it [1].", "Ms. Lin signed it [1]."]
+    v = validate("It was approved by Mr. Park [1].", [_hit(text)], "Who approved it?")
+    assert v.valid
+    (start, end), = v.citations[0].evidence
+    assert text[start:end] == "It was signed by Ms. Lin and approved by Mr. Park."
