@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import ConfigError, DesktopKBError, GenerationError, ModelError
 from ..settings import Settings
 
-__all__ = ["cmd_answers", "cmd_probe", "cmd_retrieval", "register"]
+__all__ = ["cmd_answers", "cmd_claims", "cmd_probe", "cmd_retrieval", "register"]
 
 MODE_CHOICES = ("default", "dense", "sparse", "hybrid", "hybrid-equal", "hybrid-convex", "hybrid+rerank", "all")
 TABLE_ORDER = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid-convex", "hybrid+rerank", "default")
@@ -49,10 +49,20 @@ def register(subparsers: Any) -> None:
     a.add_argument("--dataset", required=True, help="QA folder: items.jsonl, contexts.jsonl")
     a.add_argument("--limit", type=int, help="ask a fixed sample of N questions")
     a.add_argument("--ids", help="ask only these item ids (comma-separated), e.g. a previous run's failures")
+    a.add_argument("--remove-articles", type=int, metavar="N", default=0,
+                   help="take the whole articles of N answerable sampled questions out of the knowledge base, "
+                        "so they (and any question on those articles) must be refused")
     a.add_argument("--per-item", metavar="FILE", help="also write per-item results (JSONL)")
     a.add_argument("--cache-dir", help="where the corpus files are cached (default: <data dir>-eval)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_answers)
+
+    c = evs.add_parser("claims", help="the answer check (validation, claim support, judge) on given answers, "
+                                      "no generation")
+    c.add_argument("file", help="JSONL: {id, question, answer (with [n]), passages: [{title, text}], kind?, expect?}")
+    c.add_argument("--no-judge", action="store_true", help="the word and figure checks only")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_claims)
 
     p = evs.add_parser("probe", help="check a knowledge base: can retrieval find passages from questions about them?")
     p.add_argument("--kb", required=True)
@@ -256,7 +266,7 @@ def _write_per_query(path: Path, queries: dict[str, str], results: dict[str, Any
 def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
     from .answers import ItemScore, aggregate, score_answer
     from .corpus import LogProgress, prepare_kb
-    from .datasets import load_qa, sample_ids
+    from .datasets import load_qa, sample_ids, without_articles
 
     ds = load_qa(args.dataset)
     try:
@@ -265,6 +275,9 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
         raise GenerationError(f"The answer pipeline is not available: {exc}",
                               "desktop_kb.query.pipeline is missing from this build.") from exc
     wanted = set(sample_ids([it.id for it in ds.items], args.limit))
+    removed: list[str] = []
+    if args.remove_articles:
+        ds, removed = without_articles(ds, [it.id for it in ds.items if it.id in wanted], args.remove_articles)
     if args.ids:
         wanted &= {i.strip() for i in args.ids.split(",") if i.strip()}
     items = [it for it in ds.items if it.id in wanted]
@@ -299,6 +312,8 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
                     fh.flush()
                 progress(i, len(items))
     summary = aggregate(scores) | {"kb": prep.name, "ingest_s": round(prep.ingest_s, 1)}
+    if args.remove_articles:
+        summary["made_unanswerable"] = sorted(set(removed) & wanted)
     if args.json:
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
         return 0
@@ -321,6 +336,45 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  mean timings ms:                 {summary['mean_timings_ms']} (total {summary['mean_total_ms']})")
     if summary["errors"]:
         print(f"  errors: {summary['errors']}")
+    return 0
+
+
+# -- claims ---------------------------------------------------------------------------------------
+def cmd_claims(args: argparse.Namespace, settings: Settings) -> int:
+    from ..factory import build_embedder, build_generator
+    from ..query.answer_check import CheckOptions
+    from ..query.pipeline import similarity
+    from .claims import load_records, run_claims
+
+    records = load_records(Path(args.file).expanduser())
+    q = settings.query
+    options = CheckOptions(retries=q.citation_retries, judge=q.judge and not args.no_judge,
+                           threshold=q.judge_threshold, threshold_cjk=q.judge_threshold_cjk)
+    embedder = build_embedder(settings)
+    scorer = None
+    if options.judge:
+        scorer = build_generator(settings)
+        if not hasattr(scorer, "yes_no"):
+            raise GenerationError("The LLM cannot judge (it does not weigh yes against no).")
+    try:
+        report = run_claims(records, options=options, scorer=scorer, similarity=similarity(embedder),
+                            on_item=_counter("checking"))
+    finally:
+        for backend in (scorer, embedder):
+            close = getattr(backend, "close", None)
+            if close is not None:
+                close()
+    report = {"file": str(args.file), "judge": options.judge, "thresholds": {"en": options.threshold, "zh": options.threshold_cjk}} | report
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    print(f"{report['records']} records from {args.file}; judge: {'on' if report['judge'] else 'off'}")
+    for kind, k in sorted(report["kinds"].items()):
+        extra = f", as expected {k['as_expected_rate']:.1%}" if "as_expected_rate" in k else ""
+        print(f"  {kind:<18} {k['n']:>4}  accepted {k['accept_rate']:.1%}{extra}")
+    t = report["timings_ms"]
+    print(f"  ms per record: mean {t['mean']}, p50 {t['p50']}, p95 {t['p95']}; judge mean {t['judge_mean']} "
+          f"({t['judged']} judged)")
     return 0
 
 

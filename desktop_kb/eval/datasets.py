@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["BeirDataset", "Document", "QADataset", "QAItem", "load_beir", "load_qa", "sample_ids"]
+__all__ = ["BeirDataset", "Document", "QADataset", "QAItem", "load_beir", "load_qa", "sample_ids",
+           "without_articles"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +153,21 @@ def sample_ids(ids: list[str], limit: int | None) -> list[str]:
         return list(ids)
     chosen = set(sorted(ids, key=lambda i: hashlib.sha1(i.encode("utf-8")).hexdigest())[: max(limit, 0)])
     return [i for i in ids if i in chosen]
+
+
+def without_articles(ds: QADataset, among: list[str], n: int) -> tuple[QADataset, list[str]]:
+    """``ds`` with the whole articles (every context of the same title) of ``n`` answerable items
+    of ``among`` taken out of the corpus, and every item whose context went with them turned
+    unanswerable: questions the knowledge base cannot answer, in the documents' own language and
+    style (CMRC has no unanswerable questions of its own). Returns the new set and the items
+    made unanswerable. Deterministic (the same hash sample as :func:`sample_ids`)."""
+    by_id = {it.id: it for it in ds.items}
+    chosen = sample_ids([i for i in among if i in by_id and by_id[i].answerable], n)
+    titles = {ds.corpus[by_id[i].context_id].title for i in chosen if by_id[i].context_id in ds.corpus}
+    gone = {d for d, doc in ds.corpus.items() if doc.title in titles or any(
+        by_id[i].context_id == d for i in chosen)}
+    corpus = {d: doc for d, doc in ds.corpus.items() if d not in gone}
+    items = tuple(replace(it, answerable=False, answers=()) if it.context_id in gone else it for it in ds.items)
+    made = [it.id for it in ds.items if it.context_id in gone and it.answerable]
+    sha1 = hashlib.sha1(("\x00".join([ds.corpus_sha1, *sorted(gone)])).encode("utf-8")).hexdigest()
+    return QADataset(ds.root, f"{ds.name}-without-{len(titles)}-articles", items, corpus, sha1), made

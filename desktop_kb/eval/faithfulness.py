@@ -11,6 +11,18 @@ context sentence that holds the answer. From it:
 * ``negated``       the gold sentence with a negation inserted (is → is not, 是 → 不是) → reject
 * ``wrong_passage`` the gold sentence cited to another document's passage         → reject
 
+The hard kinds, built where a context has several questions (SQuAD 2.0 and CMRC do): every
+word of such a claim is in its passage, only the binding is wrong, so only a check of meaning
+(the judge, :mod:`desktop_kb.query.judge`) can stop them:
+
+* ``in_passage_swap`` the gold sentence with the answer replaced by another question's answer
+                    on the same context                                           → reject
+* ``swapped_roles`` the gold sentence with the gold answer and another question's answer in
+                    it exchanged ("signed by Lin, approved by Park" → "signed by Park, approved
+                    by Lin"), where the sentence holds both                       → reject
+* ``short_right``   the bare gold answer cited to its passage ("Ms. Lin [1].")    → accept
+* ``short_wrong``   the bare answer of another question on the same context       → reject
+
 and for the unanswerable items of SQuAD 2.0 (``trap``): the sentence holding the plausible
 (wrong) answer, cited to its passage, for the adversarial question → reject (only the question
 check can see this one; it is reported, not a target). ``off_passage`` (both sets, reported, not
@@ -37,10 +49,12 @@ from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Chunk, Hit
 from .datasets import QADataset
 
-__all__ = ["FaithClaim", "build_claims", "score_claims"]
+__all__ = ["ACCEPT", "HARD", "REJECT", "FaithClaim", "build_claims", "score_claims", "to_records"]
 
-ACCEPT = ("verbatim", "paraphrased")
-REJECT = ("changed_number", "swapped_answer", "negated", "wrong_passage", "trap", "off_passage")
+ACCEPT = ("verbatim", "paraphrased", "short_right")
+REJECT = ("changed_number", "swapped_answer", "negated", "wrong_passage", "trap", "off_passage",
+          "in_passage_swap", "swapped_roles", "short_wrong")
+HARD = ("in_passage_swap", "swapped_roles", "short_right", "short_wrong")
 
 _WH_EN = re.compile(r"^(?:what|which|who|whom|whose|where|when|how many|how much|how)\b\s*", re.IGNORECASE)
 _WH_ZH = re.compile(r"(?:什么时候|哪一年|哪些|哪个|哪位|哪里|哪儿|多少|什么|是谁|谁|哪|几)[^，。？?的]{0,3}?(?=[，。？?的]|$)")
@@ -149,6 +163,49 @@ def _off_passage(question: str, answers: Sequence[str], own: str, others: Sequen
     return (best[1], best[2]) if best else None
 
 
+def _overlaps(a: str, b: str) -> bool:
+    fa, fb = "".join(a.lower().split()), "".join(b.lower().split())
+    return not fa or not fb or fa in fb or fb in fa
+
+
+def _siblings(item: Any, answer: str, peers: Sequence[Any], text: str) -> list[str]:
+    """Answers of the other questions on ``item``'s context (the plausible answers of its
+    unanswerable ones too) that the context holds and that are not this question's answer."""
+    out: list[str] = []
+    for p in peers:
+        if p.id == item.id:
+            continue
+        pool = list(p.answers) if p.answerable else list(p.extra.get("plausible_answers") or [])
+        other = next((a for a in pool if a and a in text), None)
+        if (other and len(other.strip()) >= 2 and not any(_overlaps(other, g) for g in (answer, *item.answers))
+                and not re.search(r"[。！？!?；;]", other) and len(other.split()) <= 8 and other not in out):
+            out.append(other)
+    return out
+
+
+def _exchange(sentence: str, a: str, b: str) -> str | None:
+    """``sentence`` with ``a`` and ``b`` (both in it, apart) put in each other's place."""
+    i, j = sentence.find(a), sentence.find(b)
+    if i < 0 or j < 0 or (i < j + len(b) and j < i + len(a)):
+        return None
+    first, second = (a, b) if i < j else (b, a)
+    lo, hi = min(i, j), max(i, j)
+    return sentence[:lo] + second + sentence[lo + len(first):hi] + first + sentence[hi + len(second):]
+
+
+def _hard(add: Any, item: Any, answer: str, sentence: str, pair: list[str], siblings: Sequence[str]) -> None:
+    add("short_right", item.id, item.question, _cite(answer, 1), pair)
+    if not siblings:
+        return
+    other = siblings[0]
+    add("short_wrong", item.id, item.question, _cite(other, 1), pair)
+    add("in_passage_swap", item.id, item.question, _cite(sentence.replace(answer, other, 1), 1), pair)
+    inside = next((o for o in siblings if o in sentence), None)
+    swapped = _exchange(sentence, answer, inside) if inside else None
+    if swapped:
+        add("swapped_roles", item.id, item.question, _cite(swapped, 1), pair)
+
+
 def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list[FaithClaim]:
     """The set for ``ds`` (deterministic for a seed): up to ``limit`` items per kind."""
     rng = random.Random(seed)
@@ -158,6 +215,9 @@ def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list
     for doc in ds.corpus.values():
         by_title.setdefault(doc.title, []).append(doc.id)
     other_docs = sorted(ds.corpus)
+    by_context: dict[str, list[Any]] = {}
+    for i in items:
+        by_context.setdefault(i.context_id, []).append(i)
     out: dict[str, list[FaithClaim]] = {k: [] for k in (*ACCEPT, *REJECT)}
 
     def add(kind: str, item_id: str, question: str, claim: str, ctx_ids: list[str]) -> None:
@@ -198,6 +258,7 @@ def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list
         if negated:
             add("negated", item.id, item.question, _cite(negated, 1), pair)
         add("wrong_passage", item.id, item.question, _cite(sentence, 2), pair)
+        _hard(add, item, answer, sentence, pair, _siblings(item, answer, by_context[doc.id], doc.text))
         near = _off_passage(item.question, item.answers, doc.id,
                             [d for d in by_title[doc.title] if d != doc.id], ds)
         if near:
@@ -225,6 +286,14 @@ def score_claims(claims: list[FaithClaim], ds: QADataset, similarity: Any = None
         rate = k["accepted"] / k["claims"] if k["claims"] else 0.0
         k["accept_rate" if kind in ACCEPT else "reject_rate"] = round(rate if kind in ACCEPT else 1 - rate, 4)
     return {"dataset": ds.name, "kinds": kinds, "misjudged": {k: v[:10] for k, v in wrong.items()}}
+
+
+def to_records(claims: Sequence[FaithClaim], ds: QADataset) -> Iterator[dict[str, Any]]:
+    """The claims as ``desktop-kb eval claims`` reads them (one JSON object a line)."""
+    for c in claims:
+        yield {"id": f"{c.item_id}:{c.kind}", "question": c.question, "answer": c.answer,
+               "passages": [{"title": ds.corpus[d].title, "text": ds.corpus[d].text} for d in c.context_ids],
+               "kind": c.kind, "expect": "accept" if c.faithful else "reject"}
 
 
 def iter_kinds() -> Iterator[str]:

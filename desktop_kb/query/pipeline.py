@@ -1,16 +1,13 @@
 """The answer pipeline (RRR), wired in plain Python:
 rewrite → retrieve (hybrid, adaptive RRF) → rerank → fallback → evidence windows → generate →
-validate citations."""
+the answer check (:mod:`.answer_check`: validation, repairs, the judge)."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GenerationError
 from ..progress import CancelToken
 from ..protocols import Embedder, SearchFilter, TokenCounter, YesNoScorer
 from ..types import (
@@ -24,25 +21,13 @@ from ..types import (
     FallbackDecision,
     Hit,
 )
-from .citations import (
-    NO_CITATION,
-    WRONG_LANGUAGE,
-    Validation,
-    validate,
-)
+from .answer_check import REFUSAL, Checked, CheckOptions, check_answer, language
+from .answer_check import timed as _timed
+from .citations import Validation, validate
 from .evidence import evidence_windows
 from .fallback import decide, is_too_vague, weak_signal
 from .generate import generate, order_passages
-from .judge import JUDGED_NOT_ANSWERED, NOT_ANSWERED, NOT_JUDGED, judge
 from .prompts import correction_message
-from .repair import (
-    attach_citations,
-    cite_by_support,
-    cite_uncited,
-    recite_unsupported,
-    remove_sentences,
-    repoint_citations,
-)
 from .rerank import rerank
 from .retrieve import retrieve
 from .rewrite import rewrite
@@ -54,28 +39,11 @@ if TYPE_CHECKING:
     from ..kb import Library
     from .retrieve import KBView
 
-__all__ = ["answer"]
-
-REFUSAL = {
-    "en": "I couldn't produce an answer whose citations check out against your documents, so I won't guess. "
-          "The passages found are listed below.",
-    "zh": "我无法给出引用可核实的答案，因此不作猜测。下面列出了找到的段落。",
-}
-
-
-@contextmanager
-def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)
+__all__ = ["REFUSAL", "answer"]
 
 
 def _lang(text: str) -> str:
-    from ..text.tokenize import cjk_ratio
-
-    return "zh" if cjk_ratio(text) > 0.3 else "en"
+    return language(text)
 
 
 def corpus_cjk(views: Sequence[KBView]) -> float | None:
@@ -217,96 +185,33 @@ def answer(
                                       on_token=first, cancel=cancel, texts=windows)
     prompt_tokens = generator.count_tokens(messages) if isinstance(generator, TokenCounter) else None
     stage(STAGE_CHECKING)
-    with _timed(timings, "validate"):
-        check = check_text(text)
 
-    def accept(candidate: str | None) -> bool:
-        """Take a mechanically fixed text when it changes something and validates."""
-        nonlocal text, check
-        if candidate is None or candidate == text:
-            return False
-        with _timed(timings, "validate"):
-            recheck = check_text(candidate)
-        if recheck.valid:
-            text, check = candidate, recheck
-        return recheck.valid
-
-    attempt = 0
-    while not check.valid and attempt <= q.citation_retries:
-        # a sentence cited with the wrong number, plainly taken from another passage: renumber it
-        if accept(repoint_citations(text, passages)):
-            break
-        # a right answer without [n] (small models do this): cite it only if every sentence is
-        # plainly taken from one passage
-        if list(check.errors) == [NO_CITATION] and (
-                accept(attach_citations(text, passages))
-                or accept(cite_by_support(text, len(passages), lambda t: check_text(t).valid))):
-            break
-        # an unsupported sentence that another passage supports (the model cited the wrong one)
-        if check.unsupported and accept(recite_unsupported(text, [s for s, _ in check.unsupported], len(passages),
-                                                           lambda t: check_text(t).valid)):
-            break
-        if attempt == q.citation_retries:
-            break
-        attempt += 1
+    def regenerate(previous: str, check: Validation) -> str:
+        """The model asked again, with the problems named."""
         if on_restart is not None:
             on_restart()
-        retry_messages = [*messages, {"role": "assistant", "content": text},
+        retry_messages = [*messages, {"role": "assistant", "content": previous},
                           correction_message(check.errors, len(passages))]
         with _timed(timings, "generate"):
             # a little temperature, so a retry does not repeat the same text word for word
-            text, _ = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
-                               on_token=on_token if on_restart is not None else None, cancel=cancel,
-                               messages=retry_messages, temperature=0.3)
-        with _timed(timings, "validate"):
-            check = check_text(text)
+            new, _ = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
+                              on_token=on_token if on_restart is not None else None, cancel=cancel,
+                              messages=retry_messages, temperature=0.3)
+        return new
 
-    removed: tuple[tuple[str, str], ...] = ()
-    if not check.valid and check.unsupported:
-        # the unsupported sentences go when the rest of the answer stands on its own
-        unsupported = check.unsupported
-        rest = remove_sentences(text, [sentence for sentence, _ in unsupported])
-        if rest and accept(rest):
-            removed = unsupported
-    language_note: tuple[str, ...] = ()
-    if not check.valid and list(check.errors) == [WRONG_LANGUAGE]:
-        # a supported answer in the other language beats a refusal; the user is told
-        check = Validation(True, (), check.warnings, check.citations, check.refusal)
-        language_note = (WRONG_LANGUAGE,)
+    options = CheckOptions(retries=q.citation_retries, judge=q.judge, threshold=q.judge_threshold,
+                           threshold_cjk=q.judge_threshold_cjk)
+    checked = check_answer(question, text, passages, check_text, options=options,
+                           scorer=generator if isinstance(generator, YesNoScorer) else None,
+                           regenerate=regenerate, judged=scope is None, cancel=cancel, timings=timings)
 
-    if check.valid:
-        # sentences the model left uncited (or cited across languages to the wrong passage): cite
-        # those a passage plainly says, flag the rest
-        accept(cite_uncited(repoint_citations(text, passages), passages))
-    if not check.valid:
+    def as_answer(c: Checked) -> Answer:
         return Answer(
-            question=question, text=REFUSAL[_lang(question)], status="refused", passages=tuple(passages),
-            queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
-            problems=check.errors, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
+            question=question, text=c.text, status=c.status, citations=c.citations, passages=tuple(passages),
+            queries=tuple(queries), fallback=fallback,
+            timings_ms=timings, rerank_degraded=ranked.degraded, problems=c.problems, removed=c.removed,
+            prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "", judge_score=c.judge_score,
+            withheld=as_answer(c.withheld) if c.withheld is not None else None,
         )
-    result = Answer(
-        question=question, text=text, status="refused" if check.refusal else "answered",
-        citations=check.citations, passages=tuple(passages), queries=tuple(queries), fallback=fallback,
-        timings_ms=timings, rerank_degraded=ranked.degraded, problems=(*check.warnings, *language_note),
-        removed=removed, prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "",
-    )
-    if check.refusal or scope is not None or not q.judge or not isinstance(generator, YesNoScorer):
-        return result
-    # every sentence is in its passage; do those sentences answer this question as asked?
-    try:
-        with _timed(timings, "judge"):
-            threshold = q.judge_threshold_cjk if _lang(question) == "zh" else q.judge_threshold
-            verdict = judge(question, check.citations, passages, generator, threshold, cancel=cancel)
-    except GenerationError as exc:  # the checked answer stands, marked as not judged
-        return dataclasses.replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
-    if verdict is None:
-        return result
-    result = dataclasses.replace(result, judge_score=verdict.score)
-    if verdict.answers:
-        return result
-    return Answer(
-        question=question, text=NOT_ANSWERED[_lang(question)], status="refused", passages=tuple(passages),
-        queries=tuple(queries), fallback=fallback, timings_ms=timings, rerank_degraded=ranked.degraded,
-        problems=(f"{JUDGED_NOT_ANSWERED} (score {verdict.score:+.2f}).",), prompt_tokens=prompt_tokens,
-        judge_score=verdict.score, withheld=result,
-    )
+
+    return as_answer(checked)

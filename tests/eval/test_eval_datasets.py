@@ -83,3 +83,23 @@ def test_materialise_writes_markdown_and_maps_back(tmp_path: Path) -> None:
     materialise(corpus, folder)  # unchanged files are not rewritten
     assert (folder / "Ab.md").stat().st_mtime_ns == mtime
     assert not list(folder.glob("*.json"))  # the id map must not be ingested as a document
+
+
+def test_without_articles_takes_whole_articles_out_and_marks_their_questions(tmp_path):
+    from desktop_kb.eval.datasets import without_articles
+
+    ctx = [{"_id": "a1", "title": "A", "text": "A one."}, {"_id": "a2", "title": "A", "text": "A two."},
+           {"_id": "b1", "title": "B", "text": "B one."}]
+    items = [{"id": "q1", "question": "?", "answers": ["one"], "context_id": "a1", "answerable": True},
+             {"id": "q2", "question": "?", "answers": ["two"], "context_id": "a2", "answerable": True},
+             {"id": "q3", "question": "?", "answers": ["one"], "context_id": "b1", "answerable": True}]
+    (tmp_path / "contexts.jsonl").write_text("".join(json.dumps(c) + "\n" for c in ctx), encoding="utf-8")
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    ds = load_qa(tmp_path)
+    cut, made = without_articles(ds, ["q1"], 1)
+    assert set(cut.corpus) == {"b1"}  # the whole article A, both its paragraphs
+    assert made == ["q1", "q2"]
+    assert [it.answerable for it in cut.items] == [False, False, True] and cut.items[0].answers == ()
+    assert cut.corpus_sha1 != ds.corpus_sha1  # its own cached knowledge base
+    again, _ = without_articles(ds, ["q1"], 1)
+    assert again.corpus_sha1 == cut.corpus_sha1

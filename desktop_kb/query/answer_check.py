@@ -1,0 +1,205 @@
+"""After the model has answered: the one check that accepts, repairs or withholds an answer.
+
+    validate (citations, quotes, claim support: the fast word and figure gate)
+    → mechanical repairs, else a correction retry (only when ``regenerate`` is given)
+    → drop unsupported sentences when the rest stands → an answer in the other language is noted
+    → cite the sentences the model left uncited
+    → the judge: does the cited evidence answer *this question*? (one LLM call)
+
+``ask`` runs :func:`check_answer` on the generated text, with ``regenerate`` asking the model
+again; ``desktop-kb eval claims`` runs the same function on given answers with no generation
+(``regenerate=None``: no retry), so what it measures is what the app does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ..errors import GenerationError
+from ..progress import CancelToken
+from ..protocols import YesNoScorer
+from ..text.tokenize import cjk_ratio
+from ..types import Citation, Hit
+from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
+from .judge import JUDGED_NOT_ANSWERED, NOT_ANSWERED, NOT_JUDGED, judge
+from .repair import (
+    attach_citations,
+    cite_by_support,
+    cite_uncited,
+    recite_unsupported,
+    remove_sentences,
+    repoint_citations,
+)
+
+__all__ = ["REFUSAL", "CheckOptions", "Checked", "check_answer", "language"]
+
+REFUSAL = {
+    "en": "I couldn't produce an answer whose citations check out against your documents, so I won't guess. "
+          "The passages found are listed below.",
+    "zh": "我无法给出引用可核实的答案，因此不作猜测。下面列出了找到的段落。",
+}
+
+# (the text so far, its validation) -> the model's new answer, asked with the problems named
+Regenerate = Callable[[str, Validation], str]
+
+
+def language(text: str) -> str:
+    return "zh" if cjk_ratio(text) > 0.3 else "en"
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The settings the check reads (``query.*``)."""
+
+    retries: int = 2  # correction retries of the model (``query.citation_retries``)
+    judge: bool = True
+    threshold: float = 0.0  # the judge's threshold for English questions
+    threshold_cjk: float = -0.6  # … for Chinese ones
+
+    def threshold_for(self, question: str) -> float:
+        return self.threshold_cjk if language(question) == "zh" else self.threshold
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the check decided: the text to show, and why an answer was refused or withheld."""
+
+    status: Literal["answered", "refused"]
+    text: str
+    validation: Validation
+    citations: tuple[Citation, ...] = ()  # of the text shown (none on a refusal by the check)
+    problems: tuple[str, ...] = ()
+    removed: tuple[tuple[str, str], ...] = ()  # sentences taken out: (sentence, why)
+    judge_score: float | None = None
+    withheld: Checked | None = None  # the answer the judge withheld (it stood every word check)
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == "answered"
+
+
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)
+
+
+class _Draft:
+    """The answer text and its validation while repairs are tried."""
+
+    def __init__(self, text: str, validate_text: Callable[[str], Validation], timings: dict[str, float]) -> None:
+        self._validate, self._timings = validate_text, timings
+        self.text = text
+        self.check = self.validate(text)
+
+    def validate(self, text: str) -> Validation:
+        with timed(self._timings, "validate"):
+            return self._validate(text)
+
+    def accept(self, candidate: str | None) -> bool:
+        """Take a mechanically fixed text when it changes something and validates."""
+        if candidate is None or candidate == self.text:
+            return False
+        recheck = self.validate(candidate)
+        if recheck.valid:
+            self.text, self.check = candidate, recheck
+        return recheck.valid
+
+    def repair(self, passages: Sequence[Hit]) -> bool:
+        """The mechanical repairs, in order; True when one made the answer valid."""
+        text, check = self.text, self.check
+        # a sentence cited with the wrong number, plainly taken from another passage: renumber it
+        if self.accept(repoint_citations(text, passages)):
+            return True
+        # a right answer without [n] (small models do this): cite it only if every sentence is
+        # plainly taken from one passage
+        if list(check.errors) == [NO_CITATION] and (
+                self.accept(attach_citations(text, passages))
+                or self.accept(cite_by_support(text, len(passages), lambda t: self.validate(t).valid))):
+            return True
+        # an unsupported sentence that another passage supports (the model cited the wrong one)
+        return bool(check.unsupported) and self.accept(recite_unsupported(
+            text, [s for s, _ in check.unsupported], len(passages), lambda t: self.validate(t).valid))
+
+
+def _word_checks(draft: _Draft, passages: Sequence[Hit], options: CheckOptions,
+                 regenerate: Regenerate | None) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """Repairs and retries until the answer validates or they run out; then the fallbacks that
+    keep a mostly good answer. Returns (removed sentences, language note)."""
+    attempt = 0
+    retries = options.retries if regenerate is not None else 0
+    while not draft.check.valid and attempt <= retries:
+        if draft.repair(passages) or attempt == retries or regenerate is None:
+            break
+        attempt += 1
+        draft.text = regenerate(draft.text, draft.check)
+        draft.check = draft.validate(draft.text)
+    removed: tuple[tuple[str, str], ...] = ()
+    if not draft.check.valid and draft.check.unsupported:
+        # the unsupported sentences go when the rest of the answer stands on its own
+        unsupported = draft.check.unsupported
+        rest = remove_sentences(draft.text, [sentence for sentence, _ in unsupported])
+        if rest and draft.accept(rest):
+            removed = unsupported
+    note: tuple[str, ...] = ()
+    check = draft.check
+    if not check.valid and list(check.errors) == [WRONG_LANGUAGE]:
+        # a supported answer in the other language beats a refusal; the user is told
+        draft.check = Validation(True, (), check.warnings, check.citations, check.refusal)
+        note = (WRONG_LANGUAGE,)
+    if draft.check.valid:
+        # sentences the model left uncited (or cited across languages to the wrong passage): cite
+        # those a passage plainly says, flag the rest
+        draft.accept(cite_uncited(repoint_citations(draft.text, passages), passages))
+    return removed, note
+
+
+def check_answer(
+    question: str,
+    text: str,
+    passages: Sequence[Hit],
+    validate_text: Callable[[str], Validation],
+    *,
+    options: CheckOptions,
+    scorer: YesNoScorer | None = None,
+    regenerate: Regenerate | None = None,
+    judged: bool = True,
+    cancel: CancelToken | None = None,
+    timings: dict[str, float] | None = None,
+) -> Checked:
+    """The decision on ``text``, the model's answer to ``question`` over ``passages``.
+    ``validate_text`` is :func:`~desktop_kb.query.citations.validate` bound to the passages, the
+    question and the knowledge base's statistics; ``scorer`` the LLM that judges (None: not
+    judged); ``judged=False`` skips the judge (a section or document summary)."""
+    timings = {} if timings is None else timings
+    draft = _Draft(text, validate_text, timings)
+    removed, note = _word_checks(draft, passages, options, regenerate)
+    check = draft.check
+    if not check.valid:
+        return Checked("refused", REFUSAL[language(question)], check, problems=check.errors)
+    result = Checked("refused" if check.refusal else "answered", draft.text, check, check.citations,
+                     problems=(*check.warnings, *note), removed=removed)
+    if check.refusal or not judged or not options.judge or scorer is None:
+        return result
+    # every sentence is in its passage; does the evidence state this answer to this question?
+    try:
+        with timed(timings, "judge"):
+            verdict = judge(question, check.citations, passages, scorer, options.threshold_for(question),
+                            cancel=cancel)
+    except GenerationError as exc:  # the checked answer stands, marked as not judged
+        return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
+    if verdict is None:
+        return result
+    result = replace(result, judge_score=verdict.score)
+    if verdict.answers:
+        return result
+    reason = f"{JUDGED_NOT_ANSWERED} (score {verdict.score:+.2f})."
+    return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
+                   judge_score=verdict.score, withheld=result)
