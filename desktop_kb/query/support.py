@@ -199,8 +199,11 @@ def _says_instead(q: Quantity, views: Sequence[PassageView], numbers: Sequence[i
 
 
 def question_values(question_tokens: set[str]) -> set[float]:
-    """Figures of the question (its tokens keep digits as they are)."""
-    return {float(t) for t in question_tokens if re.fullmatch(r"\d+(?:\.\d+)?", t)}
+    """Figures of the question: its tokens keep digits as they are, and number words ("three
+    kinds of phagocytes") are read as their values."""
+    digits = {float(t) for t in question_tokens if re.fullmatch(r"\d+(?:\.\d+)?", t)}
+    words = " ".join(sorted(t for t in question_tokens if t.isalpha()))
+    return digits | {v for q in quantities(words) for v in q.values}
 
 
 def _negates(text: str) -> bool:
@@ -274,6 +277,8 @@ def check_claim(
     asked = {t for t in claim.tokens & question_tokens - QUESTION_WORDS - FILLER
              if not t.isdigit() and (len(t) >= 4 or (is_cjk_char(t[0]) and len(t) >= 2))}
     restated_missing = sorted(t for t in asked if not any(v.has(t) for v in views))
+    # the segmenter's search mode gives a word and its parts (出生地, 生地): one missing word
+    restated_missing = [t for t in restated_missing if not any(t != o and t in o for o in restated_missing)]
     if stats is not None and restated_missing:  # with statistics: only words no document has
         counts = stats.df(restated_missing)
         restated_missing = [t for t in restated_missing if counts.get(t, 0) == 0]

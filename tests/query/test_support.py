@@ -249,3 +249,16 @@ def test_a_title_does_not_end_a_sentence():
     assert v.valid
     (start, end), = v.citations[0].evidence
     assert text[start:end] == "It was signed by Ms. Lin and approved by Mr. Park."
+
+
+def test_the_questions_number_words_and_sub_words_are_its_own():
+    """"three kinds of phagocytes" restates the question's own figure; 出生地 and its sub-word 生地
+    are one word of the question, not two the passage lacks."""
+    en = _hit("Phagocytes include macrophages, neutrophils and dendritic cells.")
+    v = validate("Macrophages, neutrophils and dendritic cells are three kinds of phagocytes [1].", [en],
+                 "What are three kinds of phagocytes?")
+    assert v.valid, v.errors
+    assert not validate("Macrophages are four kinds of phagocytes [1].", [en], "What are three kinds of phagocytes?").valid
+    zh = _hit("曾伟明出生于马来西亚，后移居香港。")
+    v = validate("曾伟明的出生地在马来西亚[1]。", [zh], "曾伟明的出生地在哪里？")
+    assert v.valid, v.errors
