@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
+from .binding import check_binding
 from .claim_terms import NOT_AFTER
 from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
 from .support import evidence as support_evidence
@@ -83,6 +84,12 @@ def find_in_passage(quote: str, passage: str) -> tuple[int, int] | None:
     if first is None or last is None:
         return None
     return index[first], index[last] + 1
+
+
+def _binding(claim: Claim, n: int, view: PassageView, question: str, stats: TermStats | None) -> str | None:
+    chunk = view.hit.chunk
+    sentences = [chunk.text[s:e] for s, e, _ in view.sentences]
+    return check_binding(claim.text, n, chunk.text, sentences, question, stats, topic=" ".join(chunk.heading_path))
 
 
 def is_refusal(text: str) -> bool:
@@ -160,6 +167,8 @@ def validate(
         claim = Claim.of(text, numbers, quoted)
         vs = [views[n] for n in claim.numbers]
         problem = check_claim(claim, vs, q_tokens, stats, similarity) if len(claim.tokens) >= 1 else None
+        if problem is None and len(vs) == 1 and not claim.quoted and vs[0].cjk == (cjk_ratio(text) > 0.5):
+            problem = _binding(claim, claim.numbers[0], vs[0], question, stats)
         if problem:
             errors.append(f"\"{text[:80]}\": {problem}.")
             unsupported.append((sentence, problem))
