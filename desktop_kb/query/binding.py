@@ -62,23 +62,27 @@ def moved_span(claim: str, sentences: Sequence[str], question: str = "") -> tupl
     has elsewhere or another sentence has, and the replaced words dropped from the claim, or
     with two of its spans exchanged. Words of the question put in place of the passage's ("this
     fish" → the fish the question names) are no moved span."""
-    c = _units(claim)
+    c, c_at = _units(claim), [m.span() for m in _UNIT.finditer(claim)]
     if len(c) < 4:
         return None
     aligned = []
-    for s in sentences:
+    for k, s in enumerate(sentences):
         u = _units(s)
         sm = SequenceMatcher(None, c, u, autojunk=False)
-        aligned.append((sum(b.size for b in sm.get_matching_blocks()), u, sm))
-    matched, u, sm = max(aligned, key=lambda a: a[0]) if aligned else (0, [], None)
+        aligned.append((sum(b.size for b in sm.get_matching_blocks()), u, sm, k))
+    matched, u, sm, at = max(aligned, key=lambda a: a[0]) if aligned else (0, [], None, 0)
     if sm is None or matched < MIN_ALIGNED * len(c):
         return None
+    u_at = [m.span() for m in _UNIT.finditer(sentences[at])]
+
+    def shown(text: str, spans: Sequence[tuple[int, int]], lo: int, hi: int) -> str:
+        return text[spans[lo][0]:spans[hi - 1][1]]
     asked = set(tokenize(question))
     ops = sm.get_opcodes()
-    replaced = [(c[i1:i2], u[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag == "replace"]
-    for put, said in replaced:  # two spans exchanged ("signed by Park, approved by Lin")
-        if _content(put) and (said, put) in replaced and put != said:
-            return _join(said), _join(put)
+    replaced = [(c[i1:i2], u[j1:j2], (i1, i2, j1, j2)) for tag, i1, i2, j1, j2 in ops if tag == "replace"]
+    for put, said, (i1, i2, j1, j2) in replaced:  # two spans exchanged ("signed by Park, approved by Lin")
+        if _content(put) and put != said and any((p2, s2) == (said, put) for p2, s2, _ in replaced):
+            return shown(sentences[at], u_at, j1, j2), shown(claim, c_at, i1, i2)
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag != "replace" or i2 - i1 > MAX_SPAN or j2 - j1 > MAX_SPAN:
             continue
@@ -93,9 +97,9 @@ def moved_span(claim: str, sentences: Sequence[str], question: str = "") -> tupl
         if _contains(c, said) or set(tokenize(_join(put))) <= asked:  # reordered; the question's subject
             continue
         # the put words stand elsewhere in the passage, and no sentence holding them fits the claim as well
-        holders = [m for m, o, _ in aligned if _contains(o, put)]
-        if (holders and max(holders) < 0.8 * matched) or (holders and _contains(u, put)):
-            return _join(said), _join(put)
+        holders = [m for m, o, _, _ in aligned if _contains(o, put)]
+        if holders and (max(holders) < 0.8 * matched or _contains(u, put)):
+            return shown(sentences[at], u_at, j1, j2), shown(claim, c_at, i1, i2)
     return None
 
 

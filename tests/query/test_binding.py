@@ -20,10 +20,10 @@ def _hit(text: str = TEXT) -> Hit:
 
 
 def test_a_span_put_where_the_sentence_says_something_else_is_seen():
-    assert moved_span("It was signed by Ms. Lin and approved by Ms. Lin", SENTENCES) == ("mr park", "ms lin")
+    assert moved_span("It was signed by Ms. Lin and approved by Ms. Lin", SENTENCES) == ("Mr. Park", "Ms. Lin")
     assert moved_span("It was signed by Ms. Lin and approved by the legal team", SENTENCES) == (
-        "mr park", "the legal team")
-    assert moved_span("It was signed by Mr. Park and approved by Ms. Lin", SENTENCES) == ("ms lin", "mr park")
+        "Mr. Park", "the legal team")
+    assert moved_span("It was signed by Mr. Park and approved by Ms. Lin", SENTENCES) == ("Ms. Lin", "Mr. Park")
 
 
 def test_faithful_copies_and_rewordings_are_not_moved_spans():
@@ -47,7 +47,7 @@ def test_validate_refuses_a_wrong_binding_and_says_what_the_passage_says():
     hit = _hit()
     bad = validate("It was signed by Ms. Lin and approved by Ms. Lin [1].", [hit], "Who approved the contract?")
     assert not bad.valid and bad.unsupported
-    assert "passage [1] says \u201cmr park\u201d there, not \u201cms lin\u201d" in bad.errors[0]
+    assert "passage [1] says \u201cMr. Park\u201d there, not \u201cMs. Lin\u201d" in bad.errors[0]
     good = validate("It was signed by Ms. Lin and approved by Mr. Park [1].", [hit], "Who approved the contract?")
     assert good.valid
     short = validate("The legal team [1].", [hit], "When did the board meet to discuss the budget?",
