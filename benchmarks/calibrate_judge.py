@@ -1,49 +1,37 @@
-"""Calibrate the answerability judge (settings.query.judge_threshold) on QA gold data.
+"""Calibrate the judge's thresholds (settings.query.judge_threshold, judge_threshold_cjk) on the
+calibration half of the faithfulness set, from what `desktop-kb eval claims` recorded.
 
-For claims of the faithfulness set (desktop_kb/eval/faithfulness.py) — the gold sentence cited
-to its passage ("verbatim"), the question restated with the gold answer ("paraphrased"), and
-SQuAD 2.0's adversarial questions answered with the sentence holding their plausible wrong answer
-("trap"), and in both sets a sentence near the question's words that holds no gold answer
-("off_passage") — the claim is validated as the product does, and the judge weighs what it would read
-(query/judge.py) with the real shipped LLM. Items of the `eval answers --limit 50` sample are left
-out, so that run is not scored on what set the threshold. Prints, per threshold, the share of
-faithful claims the judge lets through and the share of traps it stops; AUC per set.
+    .venv/bin/python benchmarks/faithfulness_set.py --write DIR
+    desktop-kb eval claims DIR/squad2_dev-calibrate.jsonl --json > en.json
+    desktop-kb eval claims DIR/cmrc2018_dev-calibrate.jsonl --json > zh.json
+    .venv/bin/python benchmarks/calibrate_judge.py en=en.json:DIR/squad2_dev-calibrate.jsonl \
+        zh=zh.json:DIR/cmrc2018_dev-calibrate.jsonl [--max-stopped 0.02] [--json]
 
-    .venv/bin/python benchmarks/calibrate_judge.py [--per-kind 40] [--kinds verbatim,trap] [--model PATH.gguf] [--json]
-
-Progress on stderr; with --json exactly one JSON document on stdout (scores included).
+Per language: the judge's score of every claim that passed the word and figure checks (records
+they rejected stay rejected at any threshold), the AUC of right claims (verbatim, paraphrased,
+short_right) against wrongly bound ones (in_passage_swap, short_wrong, swapped_roles) and against
+the off-topic kinds (trap, off_passage), the accept rates per kind over a grid of thresholds, and
+the threshold the rule picks: the highest at which at most ``--max-stopped`` of the judged right
+claims fall below it. With the records file after the colon, the key terms of each question that
+no cited passage holds are recomputed (the product's own function) and a margin for them
+(``query.judge_margin_missing_term``) is picked the same way: the threshold and the margin
+that stop the most wrong claims while stopping at most ``--max-stopped`` of the right ones.
+Report the picked thresholds on the *report* half (a separate
+`eval claims` run), never on this one. Exactly one JSON document on stdout with --json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
-from desktop_kb.eval.datasets import load_qa, sample_ids
-from desktop_kb.eval.faithfulness import build_claims
-from desktop_kb.query.citations import validate
-from desktop_kb.query.judge import judge_messages, judge_text
-from desktop_kb.query.support import TermStats
-
-SHARED = Path(os.environ.get("DKB_EVAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "eval"))
-KINDS = {"squad2_dev": ("verbatim", "paraphrased", "trap", "off_passage"),
-         "cmrc2018_dev": ("verbatim", "paraphrased", "off_passage")}
-NEGATIVE = ("trap", "off_passage")
-THRESHOLDS = (-2.0, -1.5, -1.2, -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, 0.0, 0.5)
-
-
-def _model(path: str | None) -> Path:
-    if path:
-        return Path(path)
-    from desktop_kb.models.registry import SHIPPED_LLMS
-    from desktop_kb.settings import Settings
-
-    shipped = next(m for m in SHIPPED_LLMS.values() if "1.5b" in m.filename)
-    return Settings(data_dir=Path("/nonexistent")).models_dir / shipped.filename
+RIGHT = ("verbatim", "paraphrased", "short_right")
+BOUND = ("in_passage_swap", "short_wrong", "swapped_roles")
+OFF = ("trap", "off_passage")
+GRID = [round(-3.0 + 0.1 * i, 1) for i in range(61)]
 
 
 def auc(pos: list[float], neg: list[float]) -> float | None:
@@ -54,71 +42,98 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
     return round(wins / (len(pos) * len(neg)), 4)
 
 
+def accept_rates(results: list[dict[str, Any]], threshold: float, margin: float = 0.0) -> dict[str, float]:
+    """Per kind, the share accepted had the judge used ``threshold`` (plus ``margin`` where a key
+    term of the question is in no cited passage; records the word checks rejected, or that the
+    judge did not score, keep their decision)."""
+    out: dict[str, list[bool]] = {}
+    for r in results:
+        s = r.get("judge_score")
+        need = threshold + margin * bool(r.get("missing_terms"))
+        ok = r.get("rejected_by") != "words" and (s is None or (s >= need and r.get("judge_bound", True)))
+        out.setdefault(r["kind"], []).append(ok)
+    return {k: round(sum(v) / len(v), 4) for k, v in sorted(out.items())}
+
+
+def pick(right: list[tuple[float, bool]], max_stopped: float, margin: float = 0.0) -> float:
+    """The highest grid threshold that stops at most ``max_stopped`` of the right claims
+    (score, a key term missing)."""
+    best = GRID[0]
+    for t in GRID:
+        if sum(s < t + margin * m for s, m in right) <= max_stopped * len(right):
+            best = t
+    return best
+
+
+def _stopped_wrong(results: list[dict[str, Any]], threshold: float, margin: float) -> int:
+    return sum(1 for r in results if r["kind"] in (*BOUND, *OFF) and r.get("judge_score") is not None
+               and r.get("judge_bound", True) and r["judge_score"] < threshold + margin * bool(r.get("missing_terms")))
+
+
+def with_missing_terms(results: list[dict[str, Any]], records_path: Path) -> list[dict[str, Any]]:
+    """Each judged result with the key terms of its question that no cited passage holds."""
+    from desktop_kb.eval.claims import _hit, load_records
+    from desktop_kb.query.answer_check import missing_terms
+    from desktop_kb.query.citations import validate
+    from desktop_kb.query.term_stats import TermStats
+
+    records = {r.id: r for r in load_records(records_path)}
+    hits = {p: _hit(*p) for r in records.values() for p in r.passages}
+    stats = TermStats.from_texts(f"{t} {x}" for t, x in hits)
+    out = []
+    for res in results:
+        rec = records.get(res["id"])
+        if rec is not None and res.get("judge_score") is not None:
+            passages = [hits[p] for p in rec.passages]
+            v = validate(res.get("text") or rec.answer, passages, rec.question, stats=stats)
+            res = res | {"missing_terms": list(missing_terms(rec.question, v.citations, passages, stats))}
+        out.append(res)
+    return out
+
+
+def calibrate(results: list[dict[str, Any]], max_stopped: float) -> dict[str, Any]:
+    def scores(kinds: tuple[str, ...]) -> list[float]:
+        return [r["judge_score"] for r in results if r["kind"] in kinds and r.get("judge_score") is not None]
+
+    # the binding verdict (the passage's own answer is not in the answer) stops a claim at any
+    # threshold; the threshold is picked among the claims it lets through
+    right = [(r["judge_score"], bool(r.get("missing_terms"))) for r in results
+             if r["kind"] in RIGHT and r.get("judge_score") is not None and r.get("judge_bound", True)]
+    chosen, margin = pick(right, max_stopped), 0.0
+    if any("missing_terms" in r for r in results):
+        options = [(m, pick(right, max_stopped, m)) for m in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)]
+        margin, chosen = max(options, key=lambda o: (_stopped_wrong(results, o[1], o[0]), -o[0]))
+    return {
+        "judged": {k: len(scores((k,))) for k in (*RIGHT, *BOUND, *OFF)},
+        "auc_right_vs_bound": auc([s for s, _ in right], scores(BOUND)),
+        "auc_right_vs_off": auc([s for s, _ in right], scores(OFF)),
+        "threshold": chosen, "margin_missing_term": margin, "at_threshold": accept_rates(results, chosen, margin),
+        "grid": {str(t): accept_rates(results, t) for t in GRID if round(t * 10) % 5 == 0},
+    }
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--per-kind", type=int, default=40)
-    ap.add_argument("--model", help="GGUF file (default: the shipped Qwen2.5-Coder-1.5B)")
-    ap.add_argument("--exclude-limit", type=int, default=50, help="leave out the `eval answers --limit N` sample")
-    ap.add_argument("--kinds", default="verbatim,paraphrased,trap,off_passage", help="claim kinds to judge")
+    ap.add_argument("runs", nargs="+", help="LANG=FILE: an `eval claims --json` output per language (en, zh)")
+    ap.add_argument("--max-stopped", type=float, default=0.02, help="share of right claims the judge may stop")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-
-    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
-
-    model = _model(args.model)
-    gen = LlamaCppGenerator(model, model.stem, n_ctx=2048, n_threads=int(os.environ.get("DKB_THREADS", "2")))
-    rows: list[dict] = []
-    started = time.perf_counter()
-    for name, kinds in KINDS.items():
-        ds = load_qa(SHARED / "qa" / name)
-        held_out = set(sample_ids([it.id for it in ds.items], args.exclude_limit))
-        stats = TermStats.from_texts(f"{d.title} {d.text}" for d in ds.corpus.values())
-        wanted = set(kinds) & set(args.kinds.split(","))
-        claims = [c for c in build_claims(ds, limit=args.per_kind + 20)
-                  if c.kind in wanted and c.item_id not in held_out]
-        taken: dict[str, int] = {}
-        for c in claims:
-            if taken.get(c.kind, 0) >= args.per_kind:
-                continue
-            v = validate(c.answer, list(c.passages), c.question, stats=stats)
-            if not v.citations:
-                continue
-            taken[c.kind] = taken.get(c.kind, 0) + 1
-            t = time.perf_counter()
-            score = gen.yes_no(judge_messages(c.question, judge_text(v.citations, list(c.passages))))
-            rows.append({"set": name, "kind": c.kind, "id": c.item_id, "valid": v.valid,
-                         "score": round(float(score), 4), "s": round(time.perf_counter() - t, 2)})
-            print(f"{name} {c.kind} {taken[c.kind]}/{args.per_kind} score {score:+.2f} "
-                  f"({rows[-1]['s']} s)", file=sys.stderr, flush=True)
-    gen.close()
-
-    faithful = [r["score"] for r in rows if r["kind"] not in NEGATIVE]
-    traps = [r["score"] for r in rows if r["kind"] == "trap"]
-    table = []
-    for t in THRESHOLDS:
-        row = {"threshold": t, "trap_rejected": round(sum(s < t for s in traps) / len(traps), 4) if traps else None}
-        for name, kinds in KINDS.items():
-            for kind in kinds:
-                scores = [r["score"] for r in rows if r["set"] == name and r["kind"] == kind]
-                if scores and kind not in NEGATIVE:
-                    row[f"{name}/{kind}_accepted"] = round(sum(s >= t for s in scores) / len(scores), 4)
-                elif scores and kind == "off_passage":
-                    row[f"{name}/off_passage_stopped"] = round(sum(s < t for s in scores) / len(scores), 4)
-        table.append(row)
-    squad_ok = [r["score"] for r in rows if r["set"] == "squad2_dev" and r["kind"] not in NEGATIVE]
-    cmrc_ok = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] not in NEGATIVE]
-    cmrc_off = [r["score"] for r in rows if r["set"] == "cmrc2018_dev" and r["kind"] == "off_passage"]
-    out = {"model": model.name, "per_kind": args.per_kind, "seconds": round(time.perf_counter() - started, 1),
-           "auc_squad_faithful_vs_trap": auc(squad_ok, traps), "auc_all_faithful_vs_trap": auc(faithful, traps),
-           "auc_cmrc_faithful_vs_off_passage": auc(cmrc_ok, cmrc_off),
-           "mean_judge_s": round(sum(r["s"] for r in rows) / len(rows), 2) if rows else None,
-           "thresholds": table, "rows": rows}
+    out: dict[str, Any] = {}
+    for spec in args.runs:
+        lang, _, paths = spec.partition("=")
+        path, _, records = paths.partition(":")
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        results = with_missing_terms(report["results"], Path(records)) if records else report["results"]
+        out[lang] = calibrate(results, args.max_stopped) | {"file": report.get("file", path)}
     if args.json:
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         return 0
-    print(f"AUC faithful vs trap: SQuAD {out['auc_squad_faithful_vs_trap']}, all {out['auc_all_faithful_vs_trap']}")
-    for row in table:
-        print("  ".join(f"{k}={v}" for k, v in row.items()))
+    for lang, c in out.items():
+        print(f"{lang} ({c['file']}): AUC right vs wrongly bound {c['auc_right_vs_bound']}, vs off-topic "
+              f"{c['auc_right_vs_off']}; judged {c['judged']}")
+        print(f"  picked threshold {c['threshold']:+.1f}, margin for a missing key term {c['margin_missing_term']}: " + ", ".join(f"{k} {v:.0%}" for k, v in c["at_threshold"].items()))
+        for t, rates in c["grid"].items():
+            print(f"  {float(t):+.1f}: " + ", ".join(f"{k} {v:.0%}" for k, v in rates.items()))
     return 0
 
 

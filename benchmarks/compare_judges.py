@@ -63,7 +63,9 @@ def judge_prompt(name: str, answer_messages: list[dict[str, str]], ans: Any, que
 
     if name == "follow_up":
         return follow_up_messages(answer_messages, ans.text, question)
-    return judge_messages(question, judge_text(ans.citations, ans.passages, around=0 if name == "tight" else 1))
+    # the yes/no form of the judge (the answer shown; the product's span judge is not a yes/no)
+    return judge_messages(question, judge_text(ans.citations, ans.passages, around=0 if name == "tight" else 1),
+                          ans.text)
 
 
 def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any,

@@ -20,6 +20,7 @@ __all__ = [
     "Reranker",
     "ScoredRecord",
     "SearchFilter",
+    "SpanJudge",
     "SparseEncoder",
     "SparseVec",
     "StoredPoint",
@@ -106,6 +107,16 @@ class YesNoScorer(Protocol):
     log P(no) after ``messages``, no text generated (``None``: this model cannot say)."""
 
     def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None: ...
+
+
+@runtime_checkable
+class SpanJudge(Protocol):
+    """A generator that can, in one call, weigh a refusal against any other reply as its first
+    word and say its reply's first line: (log P(not ``refusal``) − log P(``refusal``), the reply)
+    (``None``: this model cannot say)."""
+
+    def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
+                    max_tokens: int = 24, cancel: CancelToken | None = None) -> tuple[float, str] | None: ...
 
 
 @runtime_checkable

@@ -111,14 +111,20 @@ class QuerySettings:
     # "convex": normalised leg scores, each weighted as adaptive RRF weights its leg (measured
     # better than RRF on CMRC and SciFact, docs/benchmarks.md) | "rrf": adaptive reciprocal ranks
     fusion: str = "convex"
-    # After the claim checks: the LLM weighs whether the cited sentences answer the question as
-    # asked (query/judge.py); an answer scoring below judge_threshold (log P(yes) − log P(no)) is
-    # withheld; judge_threshold_cjk for a Chinese (CJK) question, whose scores fall otherwise.
-    # Calibrated on SQuAD 2.0 / CMRC gold data (benchmarks/calibrate_judge.py, docs/benchmarks.md).
+    # After the claim checks: the LLM weighs whether the cited sentences state the answer given as
+    # the answer to the question as asked (query/judge.py); an answer scoring below judge_threshold
+    # (log P(yes) − log P(no)) is withheld; judge_threshold_cjk for a Chinese (CJK) question. The
+    # score an answer needs rises by judge_margin_missing_term(_cjk) when a key term of the question
+    # is in no cited passage, and by judge_margin_weak_retrieval when retrieval was weak (below
+    # dense_threshold / rerank_threshold): what the pipeline knows of an unanswerable question
+    # besides the judge. Calibrated on the faithfulness set's calibration half
+    # (benchmarks/calibrate_judge.py, docs/meaning-check.md); the weak-retrieval margin is not yet.
     judge: bool = True
-    judge_threshold: float = 0.0
-    judge_threshold_cjk: float = -0.6
-
+    judge_threshold: float = 0.7
+    judge_threshold_cjk: float = 0.6
+    judge_margin_missing_term: float = 0.75
+    judge_margin_missing_term_cjk: float = 0.0
+    judge_margin_weak_retrieval: float = 0.0
 
 @dataclass(frozen=True)
 class IngestSettings:
@@ -300,7 +306,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):
         raise ConfigError('Setting query.fusion must be "rrf" or "convex".')
-    for name in ("judge_threshold", "judge_threshold_cjk"):
+    for name in ("judge_threshold", "judge_threshold_cjk", "judge_margin_weak_retrieval", "judge_margin_missing_term",
+                 "judge_margin_missing_term_cjk"):
         if not -10.0 <= getattr(s.query, name) <= 10.0:
             raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")
     if s.ingest.ocr not in ("auto", "off", "force"):

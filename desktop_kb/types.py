@@ -148,6 +148,19 @@ STAGE_PARTS, STAGE_PART = "parts", "part"
 
 
 @dataclass(frozen=True)
+class Answerability:
+    """What the pipeline knew when it decided whether the documents answer the question."""
+
+    judge_score: float | None = None  # log P(yes) − log P(no) (query/judge.py)
+    threshold: float | None = None  # the score the answer needed: the language's, plus the margins
+    weak_retrieval: bool = False  # the retrieval signal was below its threshold (query/fallback.py)
+    best_dense: float | None = None  # the embedder's top-1 similarity
+    missing_terms: tuple[str, ...] = ()  # key terms of the question no cited passage has
+    span: str = ""  # the evidence's own answer to the question, as the judge read it
+    bound: bool = True  # the answer given says what that span says
+
+
+@dataclass(frozen=True)
 class Answer:
     question: str
     text: str
@@ -169,6 +182,7 @@ class Answer:
     judge_score: float | None = None
     # the answer the judge withheld (every claim in its passage, but not an answer to the question)
     withheld: Answer | None = None
+    answerability: Answerability | None = None
 
 
 @dataclass(frozen=True)

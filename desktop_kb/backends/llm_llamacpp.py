@@ -141,6 +141,48 @@ class LlamaCppGenerator:
             yes, no = self._yes_no_ids(llm)
             return log_odds(logits, yes, no)
 
+    def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
+                    max_tokens: int = 24, cancel: CancelToken | None = None) -> tuple[float, str] | None:
+        """One prefill and a few greedy tokens: log P(a reply that is not ``refusal``) − log
+        P(``refusal``) for the reply's first token, and the reply's first line (at most
+        ``max_tokens``). ``None`` for a model without a chat template."""
+        with self._lock:
+            llm, template = self._ready_locked(cancel)
+            if template is None:
+                return None
+            prompt = self._prepared(llm, template, _plain(messages))
+            held = llm.longest_token_prefix(llm.input_ids[:llm.n_tokens], prompt)
+            llm.n_tokens = min(held, len(prompt) - 1)
+            refuse = self._first_ids(llm, [v for w in refusal for v in (w, " " + w, w.capitalize(), w.upper())])
+            stop = set(self._first_ids(llm, [template.eos], special=True)) if template.eos else set()
+            stop.add(llm.token_eos())
+            out: list[int] = []
+            try:
+                llm.eval(prompt[llm.n_tokens:])
+                row = np.asarray(self._logits(llm), dtype=np.float64)
+                no = float(np.logaddexp.reduce(row[refuse]) - np.logaddexp.reduce(row))  # log P(refusal)
+                score = float(np.log(-np.expm1(min(no, -1e-9)))) - no
+                for _ in range(max_tokens):
+                    if cancel is not None and cancel.cancelled:
+                        raise Cancelled()
+                    tok = int(np.argmax(row))
+                    if tok in stop or b"\n" in llm.detokenize([tok]):
+                        break
+                    out.append(tok)
+                    llm.eval([tok])
+                    row = np.asarray(self._logits(llm), dtype=np.float64)
+            except (ValueError, RuntimeError) as exc:
+                raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
+            return score, llm.detokenize(out).decode("utf-8", "ignore").strip()
+
+    @staticmethod
+    def _logits(llm: Any) -> Any:
+        return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+
+    @staticmethod
+    def _first_ids(llm: Any, words: Sequence[str], special: bool = False) -> list[int]:
+        return sorted({llm.tokenize(w.encode(), add_bos=False, special=special)[0] for w in words if w})
+
     def warm(self, systems: Sequence[str], *, cancel: CancelToken | None = None) -> int:
         """Load the model and keep each system prompt's state in the prefix cache, so the first
         question prefills only its own part (as every later one does)."""

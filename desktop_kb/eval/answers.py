@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..types import FIRST_TOKEN
@@ -41,6 +41,7 @@ class ItemScore:
     gold_supported: bool | None = None  # the gold answer in the text is in a cited passage
     cited_gold_span: bool | None = None  # some cited passage contains a gold answer
     judge_score: float | None = None  # Answer.judge_score
+    answerability: dict[str, Any] | None = None  # Answer.answerability: what decided it, for calibration
     # the same item scored as if the judge were off (its withheld answer stands); None: no change
     without_judge: ItemScore | None = None
 
@@ -102,6 +103,7 @@ def _score(item: QAItem, answer: Any, doc_of: Callable[[str], str]) -> ItemScore
         n_citations=len(answer.citations),
         timings_ms=dict(answer.timings_ms or {}), text=answer.text, problems=tuple(answer.problems or ()),
         judge_score=getattr(answer, "judge_score", None),
+        answerability=asdict(answer.answerability) if getattr(answer, "answerability", None) is not None else None,
     )
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..protocols import YesNoScorer
+from ..protocols import SpanJudge, YesNoScorer
 from ..types import Chunk, Hit
 
 __all__ = ["ClaimRecord", "load_records", "run_claims"]
@@ -112,7 +112,7 @@ def _hit(title: str, text: str) -> Hit:
                "claims", 1.0)
 
 
-def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoScorer | None,
+def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoScorer | SpanJudge | None,
                similarity: Callable[[str, str], float] | None = None,
                on_item: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Every record through the answer check; per record the decision and its reasons, per kind
@@ -133,14 +133,21 @@ def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoSco
         checked = check_answer(
             r.question, r.answer, passages,
             lambda text, ps=passages, q=r.question: validate(text, ps, q, stats=stats, similarity=similarity),
-            options=options, scorer=scorer, timings=timings)
+            options=options, scorer=scorer, stats=stats, timings=timings)
         times.append((time.perf_counter() - t0) * 1000)
         if "judge" in timings:
             judge_ms.append(timings["judge"])
-        rec: dict[str, Any] = {"id": r.id, "kind": r.kind, "accepted": checked.accepted,
+        by = None if checked.accepted else ("judge" if checked.withheld is not None else "words")
+        rec: dict[str, Any] = {"id": r.id, "kind": r.kind, "accepted": checked.accepted, "rejected_by": by,
                                "reasons": list(checked.problems if not checked.accepted else ()),
                                "notes": list(checked.problems if checked.accepted else ()),
                                "judge_score": checked.judge_score, "ms": round(times[-1], 1)}
+        if checked.answerability is not None:
+            a = checked.answerability
+            rec |= {"judge_span": a.span, "judge_bound": a.bound, "missing_terms": list(a.missing_terms),
+                    "threshold": a.threshold}
+        if checked.accepted and checked.text != r.answer:
+            rec["text"] = checked.text  # as repaired (a citation renumbered, a sentence removed)
         if r.expect is not None:
             rec["expect"] = r.expect
         results.append(rec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -348,8 +349,7 @@ def cmd_claims(args: argparse.Namespace, settings: Settings) -> int:
 
     records = load_records(Path(args.file).expanduser())
     q = settings.query
-    options = CheckOptions(retries=q.citation_retries, judge=q.judge and not args.no_judge,
-                           threshold=q.judge_threshold, threshold_cjk=q.judge_threshold_cjk)
+    options = dataclasses.replace(CheckOptions.of(q), judge=q.judge and not args.no_judge)
     embedder = build_embedder(settings)
     scorer = None
     if options.judge:

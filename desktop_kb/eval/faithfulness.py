@@ -289,11 +289,14 @@ def score_claims(claims: list[FaithClaim], ds: QADataset, similarity: Any = None
 
 
 def to_records(claims: Sequence[FaithClaim], ds: QADataset) -> Iterator[dict[str, Any]]:
-    """The claims as ``desktop-kb eval claims`` reads them (one JSON object a line)."""
+    """The claims as ``desktop-kb eval claims`` reads them (one JSON object a line). The whole
+    answer check repairs a ``wrong_passage`` claim (the sentence is re-cited to the passage that
+    says it), so there it is expected to be accepted, with the right [n]."""
     for c in claims:
+        expect = "accept" if c.faithful or c.kind == "wrong_passage" else "reject"
         yield {"id": f"{c.item_id}:{c.kind}", "question": c.question, "answer": c.answer,
                "passages": [{"title": ds.corpus[d].title, "text": ds.corpus[d].text} for d in c.context_ids],
-               "kind": c.kind, "expect": "accept" if c.faithful else "reject"}
+               "kind": c.kind, "expect": expect}
 
 
 def iter_kinds() -> Iterator[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..query.citations import UNCITED
-from ..query.judge import NOT_JUDGED
+from ..query.judge import JUDGED_NOT_ANSWERED, NOT_JUDGED
 from ..types import Answer, Citation
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
@@ -68,6 +69,9 @@ class Turn:
         if answer.scope:
             self.notes.append(f"Answered from {answer.scope}.")
         self.notes.extend(p for p in answer.problems if p.startswith(NOT_JUDGED))
+        # why the judge withheld it, in the passage's own words (the score is for the logs)
+        self.notes.extend(re.sub(r"\s*\(score [+-]?\d+(?:\.\d+)?\)\.?$", ".", p).removeprefix(f"{JUDGED_NOT_ANSWERED}: ")
+                          for p in answer.problems if p.startswith(JUDGED_NOT_ANSWERED))
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

@@ -4,7 +4,7 @@
     → mechanical repairs, else a correction retry (only when ``regenerate`` is given)
     → drop unsupported sentences when the rest stands → an answer in the other language is noted
     → cite the sentences the model left uncited
-    → the judge: does the cited evidence answer *this question*? (one LLM call)
+    → the judge: does the cited evidence state *this answer* to *this question*? (one LLM call)
 
 ``ask`` runs :func:`check_answer` on the generated text, with ``regenerate`` asking the model
 again; ``desktop-kb eval claims`` runs the same function on given answers with no generation
@@ -17,15 +17,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from ..errors import GenerationError
 from ..progress import CancelToken
-from ..protocols import YesNoScorer
+from ..protocols import SpanJudge, YesNoScorer
 from ..text.tokenize import cjk_ratio
-from ..types import Citation, Hit
+from ..types import Answerability, Citation, Hit
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
-from .judge import JUDGED_NOT_ANSWERED, NOT_ANSWERED, NOT_JUDGED, judge
+from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
 from .repair import (
     attach_citations,
     cite_by_support,
@@ -34,6 +34,8 @@ from .repair import (
     remove_sentences,
     repoint_citations,
 )
+from .support import PassageView, question_key_terms
+from .term_stats import TermStats
 
 __all__ = ["REFUSAL", "CheckOptions", "Checked", "check_answer", "language"]
 
@@ -59,9 +61,23 @@ class CheckOptions:
     judge: bool = True
     threshold: float = 0.0  # the judge's threshold for English questions
     threshold_cjk: float = -0.6  # … for Chinese ones
+    margin_weak_retrieval: float = 0.0  # added when retrieval was weak
+    margin_missing_term: float = 0.0  # added when a key term of the question is in no cited passage
+    margin_missing_term_cjk: float = 0.0  # … for Chinese questions
 
-    def threshold_for(self, question: str) -> float:
-        return self.threshold_cjk if language(question) == "zh" else self.threshold
+    def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0) -> float:
+        zh = language(question) == "zh"
+        base = self.threshold_cjk if zh else self.threshold
+        missing = self.margin_missing_term_cjk if zh else self.margin_missing_term
+        return round(base + self.margin_weak_retrieval * weak_retrieval + missing * (missing_terms > 0), 4)
+
+    @classmethod
+    def of(cls, query: Any) -> CheckOptions:
+        """From the ``query`` settings."""
+        return cls(retries=query.citation_retries, judge=query.judge, threshold=query.judge_threshold,
+                   threshold_cjk=query.judge_threshold_cjk, margin_weak_retrieval=query.judge_margin_weak_retrieval,
+                   margin_missing_term=query.judge_margin_missing_term,
+                   margin_missing_term_cjk=query.judge_margin_missing_term_cjk)
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,7 @@ class Checked:
     removed: tuple[tuple[str, str], ...] = ()  # sentences taken out: (sentence, why)
     judge_score: float | None = None
     withheld: Checked | None = None  # the answer the judge withheld (it stood every word check)
+    answerability: Answerability | None = None
 
     @property
     def accepted(self) -> bool:
@@ -168,16 +185,22 @@ def check_answer(
     validate_text: Callable[[str], Validation],
     *,
     options: CheckOptions,
-    scorer: YesNoScorer | None = None,
+    scorer: YesNoScorer | SpanJudge | None = None,
     regenerate: Regenerate | None = None,
     judged: bool = True,
+    stats: TermStats | None = None,
+    weak_retrieval: bool = False,
+    best_dense: float | None = None,
     cancel: CancelToken | None = None,
     timings: dict[str, float] | None = None,
 ) -> Checked:
     """The decision on ``text``, the model's answer to ``question`` over ``passages``.
     ``validate_text`` is :func:`~desktop_kb.query.citations.validate` bound to the passages, the
     question and the knowledge base's statistics; ``scorer`` the LLM that judges (None: not
-    judged); ``judged=False`` skips the judge (a section or document summary)."""
+    judged); ``judged=False`` skips the judge (a section or document summary). What else the
+    pipeline knows of whether the documents answer the question (``weak_retrieval``, and the key
+    terms of the question that no cited passage has, by ``stats``) raises the score the judge's
+    verdict must reach (``options``' margins)."""
     timings = {} if timings is None else timings
     draft = _Draft(text, validate_text, timings)
     removed, note = _word_checks(draft, passages, options, regenerate)
@@ -188,18 +211,33 @@ def check_answer(
                      problems=(*check.warnings, *note), removed=removed)
     if check.refusal or not judged or not options.judge or scorer is None:
         return result
+    missing = missing_terms(question, check.citations, passages, stats)
+    threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing))
+    signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
+    result = replace(result, answerability=signals)
     # every sentence is in its passage; does the evidence state this answer to this question?
     try:
         with timed(timings, "judge"):
-            verdict = judge(question, check.citations, passages, scorer, options.threshold_for(question),
+            verdict = judge(question, check.citations, passages, scorer, threshold, answer=draft.text,
                             cancel=cancel)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:
         return result
-    result = replace(result, judge_score=verdict.score)
+    signals = replace(signals, judge_score=verdict.score, span=verdict.span, bound=verdict.bound)
+    result = replace(result, judge_score=verdict.score, answerability=signals)
     if verdict.answers:
         return result
-    reason = f"{JUDGED_NOT_ANSWERED} (score {verdict.score:+.2f})."
+    reason = rejection_reason(question, draft.text, check.citations, passages, verdict)
     return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
-                   judge_score=verdict.score, withheld=result)
+                   judge_score=verdict.score, withheld=result, answerability=signals)
+
+
+def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
+                  stats: TermStats | None) -> tuple[str, ...]:
+    """The question's key terms (its rare words and names) that no cited passage has; none when
+    the passages are in another language than the question (the terms would not match)."""
+    views = [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)]
+    if not views or all(v.cjk != (language(question) == "zh") for v in views):
+        return ()
+    return tuple(t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views))

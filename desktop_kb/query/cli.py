@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -44,6 +45,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "timings_ms": a.timings_ms,
         "prompt_tokens": a.prompt_tokens,
         "judge_score": a.judge_score,
+        "answerability": None if a.answerability is None else dataclasses.asdict(a.answerability),
         # what the model said when the judge found it does not answer the question (not shown as an answer)
         "withheld": None if a.withheld is None else {
             "answer": a.withheld.text, "citations": [c.n for c in a.withheld.citations]},

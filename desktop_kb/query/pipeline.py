@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..progress import CancelToken
-from ..protocols import Embedder, SearchFilter, TokenCounter, YesNoScorer
+from ..protocols import Embedder, SearchFilter, SpanJudge, TokenCounter, YesNoScorer
 from ..types import (
     FIRST_TOKEN,
     STAGE_CHECKING,
@@ -199,11 +199,10 @@ def answer(
                               messages=retry_messages, temperature=0.3)
         return new
 
-    options = CheckOptions(retries=q.citation_retries, judge=q.judge, threshold=q.judge_threshold,
-                           threshold_cjk=q.judge_threshold_cjk)
-    checked = check_answer(question, text, passages, check_text, options=options,
-                           scorer=generator if isinstance(generator, YesNoScorer) else None,
-                           regenerate=regenerate, judged=scope is None, cancel=cancel, timings=timings)
+    checked = check_answer(question, text, passages, check_text, options=CheckOptions.of(q),
+                           scorer=generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None,
+                           regenerate=regenerate, judged=scope is None, stats=stats, weak_retrieval=signal.weak,
+                           best_dense=best_dense, cancel=cancel, timings=timings)
 
     def as_answer(c: Checked) -> Answer:
         return Answer(
@@ -211,7 +210,7 @@ def answer(
             queries=tuple(queries), fallback=fallback,
             timings_ms=timings, rerank_degraded=ranked.degraded, problems=c.problems, removed=c.removed,
             prompt_tokens=prompt_tokens, scope=scope.describe() if scope else "", judge_score=c.judge_score,
-            withheld=as_answer(c.withheld) if c.withheld is not None else None,
+            withheld=as_answer(c.withheld) if c.withheld is not None else None, answerability=c.answerability,
         )
 
     return as_answer(checked)

@@ -52,21 +52,21 @@ def test_the_command_reports_a_bad_file_without_a_traceback(tmp_path, capsys):
 
 
 class Judge:
-    """Says no to one question (a scripted stand-in for the LLM)."""
+    """Says yes unless the answer names Ms. Lin (a scripted stand-in for the LLM)."""
 
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
     def yes_no(self, messages, *, cancel=None):
         self.prompts.append(messages[-1]["content"])
-        return -3.0 if "Who rejected" in messages[-1]["content"] else 2.0
+        return -3.0 if "Ms. Lin" in messages[-1]["content"].split("Answer:")[-1] else 2.0
 
 
 def test_records_go_through_the_whole_check(tmp_path):
     path = _write(tmp_path / "c.jsonl", [
         {"id": "right", "question": "Who approved the contract?", "answer": "Mr. Park approved it [1].",
          "passages": [PASSAGE], "kind": "short_right", "expect": "accept"},
-        {"id": "bound", "question": "Who rejected the contract?", "answer": "Ms. Lin [1].",
+        {"id": "bound", "question": "Who approved the contract?", "answer": "Ms. Lin [1].",
          "passages": [PASSAGE], "kind": "short_wrong", "expect": "reject"},
         {"id": "figure", "question": "When was it approved?", "answer": "It was approved in 2019 [1].",
          "passages": [PASSAGE], "kind": "changed_number", "expect": "reject"},
@@ -78,11 +78,14 @@ def test_records_go_through_the_whole_check(tmp_path):
     by_id = {r["id"]: r for r in report["results"]}
     assert by_id["right"]["accepted"] and by_id["right"]["judge_score"] == 2.0
     assert not by_id["bound"]["accepted"] and by_id["bound"]["judge_score"] == -3.0
+    reason = by_id["bound"]["reasons"][0]
+    assert "does not state \u201cMs. Lin\u201d" in reason and "approved by Mr. Park" in reason
     # the word and figure checks stop these before the judge is asked
     assert not by_id["figure"]["accepted"] and by_id["figure"]["judge_score"] is None
     assert "2021" in by_id["figure"]["reasons"][0] or "2019" in by_id["figure"]["reasons"][0]
     assert not by_id["bad-n"]["accepted"] and "[3] does not exist" in by_id["bad-n"]["reasons"][0]
     assert len(judge.prompts) == 2  # one judging call per answer that passed the word checks
+    assert "Answer: <<<Mr. Park approved it.>>>" in judge.prompts[0]
     assert report["kinds"]["short_wrong"]["accept_rate"] == 0.0
     assert report["kinds"]["short_right"]["as_expected_rate"] == 1.0
     assert report["timings_ms"]["judged"] == 2
