@@ -127,19 +127,21 @@ class LlamaCppGenerator:
             llm, template = self._ready_locked(cancel)
             if template is None:
                 return None
-            plain = _plain(messages)
-            prompt = self._prepared(llm, template, plain)
-            # what the context already holds of this prompt is kept; at least one token is
-            # evaluated so the logits are this prompt's
-            held = llm.longest_token_prefix(llm.input_ids[:llm.n_tokens], prompt)
-            llm.n_tokens = min(held, len(prompt) - 1)
-            try:
-                llm.eval(prompt[llm.n_tokens:])
-                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
-            except (ValueError, RuntimeError) as exc:
-                raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
+            logits = self._first_logits(llm, template, messages)
             yes, no = self._yes_no_ids(llm)
             return log_odds(logits, yes, no)
+
+    def _first_logits(self, llm: Any, template: ChatTemplate, messages: Sequence[ChatMessage]) -> Any:
+        """The prompt evaluated (what the context already holds of it kept; at least one token
+        evaluated so the logits are this prompt's) and the logits of the reply's first token."""
+        prompt = self._prepared(llm, template, _plain(messages))
+        held = llm.longest_token_prefix(llm.input_ids[:llm.n_tokens], prompt)
+        llm.n_tokens = min(held, len(prompt) - 1)
+        try:
+            llm.eval(prompt[llm.n_tokens:])
+            return self._logits(llm)
+        except (ValueError, RuntimeError) as exc:
+            raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
 
     def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
                     max_tokens: int = 24, cancel: CancelToken | None = None) -> tuple[float, str] | None:
@@ -150,16 +152,12 @@ class LlamaCppGenerator:
             llm, template = self._ready_locked(cancel)
             if template is None:
                 return None
-            prompt = self._prepared(llm, template, _plain(messages))
-            held = llm.longest_token_prefix(llm.input_ids[:llm.n_tokens], prompt)
-            llm.n_tokens = min(held, len(prompt) - 1)
             refuse = self._first_ids(llm, [v for w in refusal for v in (w, " " + w, w.capitalize(), w.upper())])
             stop = set(self._first_ids(llm, [template.eos], special=True)) if template.eos else set()
             stop.add(llm.token_eos())
             out: list[int] = []
+            row = np.asarray(self._first_logits(llm, template, messages), dtype=np.float64)
             try:
-                llm.eval(prompt[llm.n_tokens:])
-                row = np.asarray(self._logits(llm), dtype=np.float64)
                 no = float(np.logaddexp.reduce(row[refuse]) - np.logaddexp.reduce(row))  # log P(refusal)
                 score = float(np.log(-np.expm1(min(no, -1e-9)))) - no
                 for _ in range(max_tokens):
@@ -205,10 +203,8 @@ class LlamaCppGenerator:
 
     def _yes_no_ids(self, llm: Any) -> tuple[list[int], list[int]]:
         if self._yes_no is None:
-            def first(words: Sequence[str]) -> list[int]:
-                ids = {llm.tokenize(w.encode(), add_bos=False, special=False)[0] for w in words}
-                return sorted(ids)
-            self._yes_no = (first(("Yes", " Yes", "yes", "YES")), first(("No", " No", "no", "NO")))
+            self._yes_no = (self._first_ids(llm, ("Yes", " Yes", "yes", "YES")),
+                            self._first_ids(llm, ("No", " No", "no", "NO")))
         return self._yes_no
 
     def _check_length(self, tokens: int) -> None:

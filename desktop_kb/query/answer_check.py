@@ -228,7 +228,7 @@ def check_answer(
     result = replace(result, judge_score=verdict.score, answerability=signals)
     if verdict.answers:
         return result
-    reason = rejection_reason(question, draft.text, check.citations, passages, verdict)
+    reason = rejection_reason(question, draft.text, check.citations, verdict)
     return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
                    judge_score=verdict.score, withheld=result, answerability=signals)
 

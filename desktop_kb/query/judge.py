@@ -204,8 +204,7 @@ def judge(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
     return Judgement(round(score, 4), score >= threshold, text)
 
 
-def rejection_reason(question: str, answer: str, citations: Sequence[Citation], passages: Sequence[Hit],
-                     verdict: Judgement) -> str:
+def rejection_reason(question: str, answer: str, citations: Sequence[Citation], verdict: Judgement) -> str:
     """Why the judge withheld an answer, in words a person can check: what the answer says, and
     what the cited passage says instead ("passage [1] answers it with “Mr. Park”, not “Ms. Lin”")."""
     said = answer_claims(answer, 160).rstrip(" .。!?！？")

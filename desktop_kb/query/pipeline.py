@@ -21,7 +21,7 @@ from ..types import (
     FallbackDecision,
     Hit,
 )
-from .answer_check import REFUSAL, Checked, CheckOptions, check_answer, language
+from .answer_check import REFUSAL, Checked, CheckOptions, check_answer
 from .answer_check import timed as _timed
 from .citations import Validation, validate
 from .evidence import evidence_windows
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
     from .retrieve import KBView
 
 __all__ = ["REFUSAL", "answer"]
-
-
-def _lang(text: str) -> str:
-    return language(text)
 
 
 def corpus_cjk(views: Sequence[KBView]) -> float | None:
