@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .diskspace import FRESH_STORE, MARGIN, disk_full, ensure_free, guard
 from .errors import ConfigError, CorruptFile, EmbedderMismatch
 from .ingest.discover import sha256_file
 from .ingest.manifest import Manifest
@@ -36,13 +37,20 @@ __all__ = ["FORMAT", "export_kb", "import_kb", "read_header"]
 FORMAT = 1
 HEADER = "desktop-kb-archive.json"
 _MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json|toc\.json)")
+POINT_BYTES = 8 << 10  # a passage in points.jsonl: its text, payload and base64 vectors, at most about
 _META_KEYS = ("embedder", "dim", "sparse", "chunker", "bm25_avg_len", "bm25_len_samples", "require_owner")
 
 
 def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, out: Path) -> dict[str, Any]:
-    """Write ``name`` to the archive ``out`` (atomically); returns its header."""
+    """Write ``name`` to the archive ``out`` (atomically; on a full disk nothing is left behind
+    and ``DiskFull`` names the folder); returns its header."""
     out = Path(out)
-    with tempfile.TemporaryDirectory(prefix="desktop-kb-export-") as tmp:
+    # the points file is written next to the archive (not to /tmp, often a small RAM disk); the
+    # archive is about as large as the points file, the docs and the manifest together
+    need = 2 * (store.count(name) * POINT_BYTES + _size(kb_dir)) + MARGIN
+    ensure_free(out.parent, need, f"to export {name!r} to {out.name}")
+    with tempfile.TemporaryDirectory(prefix=".desktop-kb-export-", dir=out.parent) as tmp, \
+            guard(out.parent, need, f"to export {name!r} to {out.name}"):
         work = Path(tmp)
         manifest.backup_to(work / "manifest.sqlite")
         n = 0
@@ -62,12 +70,29 @@ def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, o
                   "meta": {k: manifest.get_meta(k) for k in _META_KEYS},
                   "files": {m: sha256_file(p) for m, p in members.items()}}
         partial = out.with_name(out.name + ".part")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(HEADER, json.dumps(header, ensure_ascii=False, indent=2))
-            for member, path in members.items():
-                zf.write(path, member)
-        partial.replace(out)
+        try:
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+                zf.writestr(HEADER, json.dumps(header, ensure_ascii=False, indent=2))
+                for member, path in members.items():
+                    zf.write(path, member)
+            partial.replace(out)
+        finally:
+            partial.unlink(missing_ok=True)
     return header
+
+
+def _size(folder: Path) -> int:
+    """The bytes the files under ``folder`` take (its docs and manifest; the store's sparse
+    mapped files count by their disk use)."""
+    total = 0
+    for f in folder.rglob("*"):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        if f.is_file():
+            total += min(st.st_size, getattr(st, "st_blocks", st.st_size // 512 + 1) * 512)
+    return total
 
 
 def read_header(archive: Path) -> dict[str, Any]:
@@ -107,6 +132,10 @@ def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, 
             "to a new knowledge base.")
     if kb_dir.exists():
         raise ConfigError(f"A knowledge base named {target!r} already exists.", "Import it --as another name.")
+    with zipfile.ZipFile(archive) as zf:
+        unpacked = sum(i.file_size for i in zf.infolist())
+    # the docs and manifest as they are, the points once more in the store (plus its own files)
+    ensure_free(kb_dir.parent, 2 * unpacked + FRESH_STORE + MARGIN, f"to import {Path(archive).name}")
     try:
         with zipfile.ZipFile(archive) as zf:
             (kb_dir / "docs").mkdir(parents=True)
@@ -130,9 +159,13 @@ def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, 
                 n += len(batch)
             store.flush(target)
         open_manifest().set_meta(imported_from=header["kb"])
-    except BaseException:
+    except BaseException as exc:
         if store.has_collection(target):
             store.drop_collection(target)
         shutil.rmtree(kb_dir, ignore_errors=True)
+        full = disk_full(exc, kb_dir.parent, what=f"to import {Path(archive).name}") \
+            if isinstance(exc, Exception) else None
+        if full is not None and full is not exc:
+            raise full from exc
         raise
     return n

@@ -17,6 +17,7 @@ The CLI maps errors to exit codes with :func:`exit_code`; the GUI shows them thr
     │   ├── KnowledgeBaseInUse    another process holds the knowledge base
     │   ├── KnowledgeBaseNotFound
     │   └── IndexMissing          (also a NeedsReembed)
+    ├── DiskFull                  not enough free space where it was about to write (stops the run)
     ├── IngestError               one file could not be ingested (reported per file)
     │   ├── UnsupportedFile
     │   ├── PasswordProtected
@@ -27,11 +28,14 @@ The CLI maps errors to exit codes with :func:`exit_code`; the GUI shows them thr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "Cancelled",
     "ConfigError",
     "CorruptFile",
     "DesktopKBError",
+    "DiskFull",
     "EmbedderMismatch",
     "FilterError",
     "GenerationError",
@@ -46,6 +50,7 @@ __all__ = [
     "StoreError",
     "UnsupportedFile",
     "exit_code",
+    "human_size",
     "user_message",
 ]
 
@@ -130,6 +135,29 @@ class OwnerScopeRequired(FilterError):
     default_hint = "Search with an owner, e.g. --filter owner=NAME (the app: the owner filter)."
 
 
+def human_size(n: int) -> str:
+    """``n`` bytes for a person: "7.9 MB", "1.2 GB"."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+class DiskFull(DesktopKBError):
+    """Not enough free space in ``folder`` for what was about to be written (``what``). Raised
+    before the write where it can be (``desktop_kb.diskspace``): what was committed stays, the
+    rest is not started; never a per-file failure (every next file would fail the same way)."""
+
+    default_hint = ("Free some space on that disk, or move the data folder to a larger one "
+                    "(--data-dir, or DESKTOP_KB_DATA_DIR), then run it again; what was already saved is kept.")
+
+    def __init__(self, folder: Path, free: int, needed: int, what: str = "", hint: str | None = None) -> None:
+        self.folder, self.free, self.needed, self.what = Path(folder), int(free), int(needed), what
+        doing = f" {what}" if what else ""
+        super().__init__(f"Not enough free space in {self.folder}: {human_size(self.free)} free, "
+                         f"{human_size(self.needed)} needed{doing}.", hint)
+
+
 class IngestError(DesktopKBError):
     """A single file failed; the rest of the batch goes on."""
 
@@ -175,9 +203,11 @@ def user_message(exc: BaseException) -> tuple[str, str]:
 
 
 def exit_code(exc: BaseException) -> int:
-    """CLI exit codes: 130 cancelled, 2 usage/config, 3 model, 4 store, 1 anything else."""
+    """CLI exit codes: 130 cancelled, 2 usage/config, 3 model, 4 store, 5 disk full, 1 anything else."""
     if isinstance(exc, Cancelled):
         return 130
+    if isinstance(exc, DiskFull):
+        return 5
     if isinstance(exc, ConfigError):
         return 2
     if isinstance(exc, ModelError):

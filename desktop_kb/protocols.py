@@ -194,6 +194,11 @@ class VectorStore(Protocol):
 
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None: ...
 
+    def ensure_room(self, name: str, size: int) -> None:
+        """Raise ``DiskFull`` unless a write of ``size`` bytes into ``name`` has room (every
+        write checks this itself; a long job asks before it starts)."""
+        ...
+
     def delete(self, name: str, flt: SearchFilter, exclude_doc_ids: Sequence[str] = ()) -> None: ...
 
     def set_payload(self, name: str, flt: SearchFilter, values: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .diskspace import write_text_atomic
 from .errors import ConfigError
 
 __all__ = [
@@ -319,11 +320,9 @@ def _validate(s: Settings) -> None:
 
 
 def save_settings(settings: Settings) -> Path:
-    """Write settings.json atomically."""
+    """Write settings.json atomically (a full disk: ``DiskFull``, the old file unchanged)."""
     _validate(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.settings_file
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(settings.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(settings.to_json(), indent=2, ensure_ascii=False), "to save the settings")
     return path

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..errors import DesktopKBError
 from ..progress import CancelToken
 from ..types import STAGE_CHECKING, STAGE_PART, STAGE_PARTS, STAGE_READING, Answer, Citation
 from . import errors
@@ -316,7 +317,7 @@ class ChatWidget(QWidget):
             self.conversation.kbs = tuple(self.kbs)
         try:
             self.store.save(self.conversation)
-        except OSError as exc:
+        except (OSError, DesktopKBError) as exc:  # a full disk: said, and the app goes on
             errors.show_error(self.window(), exc)
             return
         self._fill_combo()

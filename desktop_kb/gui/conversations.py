@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import time
 import uuid
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..diskspace import write_text_atomic
 from ..query.citations import UNCITED
 from ..query.judge import JUDGED_NOT_ANSWERED, NOT_JUDGED
 from ..types import Answer, Citation
@@ -160,10 +160,8 @@ class ConversationStore:
             path.unlink(missing_ok=True)
             return path
         self.root.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
         data = {"version": FORMAT_VERSION, "kbs": sorted(set(kbs)), "conversations": [c.to_json() for c in convs]}
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=1), "to save the conversation")
         return path
 
     def save(self, conv: Conversation) -> Path:
@@ -200,8 +198,6 @@ class ConversationStore:
             raw["kbs"] = sorted(kbs)
             target = self.path(kbs)
             self.root.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(raw, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(tmp, target)
+            write_text_atomic(target, json.dumps(raw, ensure_ascii=False, indent=1), "to save the conversations")
             if target != path:
                 path.unlink(missing_ok=True)

@@ -7,9 +7,11 @@ folder carries its own state.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from ..diskspace import write_text_atomic
+from ..errors import DiskFull
 
 __all__ = ["GuiState"]
 
@@ -34,8 +36,6 @@ class GuiState:
     def save(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(self.values, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
+            write_text_atomic(self.path, json.dumps(self.values, ensure_ascii=False, indent=1))
+        except (OSError, DiskFull):
             pass  # losing the window size is not worth an error dialog

@@ -13,6 +13,7 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
+from ..errors import user_message
 from ..types import IngestReport
 from .i18n import tr
 from .tasks import TaskHandle
@@ -127,7 +128,8 @@ class IngestWiring:
         self.ingest_finished.emit(report)
 
     def _on_ingest_failed(self, exc: BaseException) -> None:
-        self.ingest_panel.on_stopped(tr("Adding documents failed."))
+        # the reason stays on the panel after the dialog is closed ("Not enough free space in …")
+        self.ingest_panel.on_stopped(f"{tr('Adding documents failed.')} {user_message(exc)[0]}")
         self.show_error(exc)
         self.ingest_finished.emit(None)
 

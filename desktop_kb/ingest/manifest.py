@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..diskspace import MARGIN, disk_full, ensure_free, guard
 from ..errors import KnowledgeBaseInUse, StoreError
 from .folder_lock import FolderLock
 
@@ -72,6 +73,7 @@ class Manifest:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._folder = path.parent
         self._folder_lock = FolderLock(path.parent / "manifest.lock")
         if not self._folder_lock.acquire():
             raise KnowledgeBaseInUse(f"Knowledge base {path.parent.name!r} is in use by another desktop-kb process.")
@@ -82,6 +84,9 @@ class Manifest:
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
             self._folder_lock.release()
+            full = disk_full(exc, path.parent, what="to open the manifest")
+            if full is not None:
+                raise full from exc
             raise StoreError(f"Cannot open the manifest {path}: {exc}") from exc
         self._lock = threading.RLock()
 
@@ -101,12 +106,16 @@ class Manifest:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        """One write transaction; on a full disk it is rolled back and raises DiskFull (the
+        manifest stays as it was: SQLite's journal keeps it whole)."""
+        with self._lock, guard(self._folder, what="to update the manifest"):
+            ensure_free(self._folder, MARGIN, "to update the manifest")
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 

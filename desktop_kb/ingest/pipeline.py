@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Cancelled, DesktopKBError, NoExtractableText, user_message
+from ..diskspace import MARGIN, disk_full, ensure_free
+from ..errors import Cancelled, DesktopKBError, DiskFull, NoExtractableText, user_message
 from ..progress import CancelToken, IngestProgress, ProgressCallback, null_progress
 from ..protocols import Embedder, OcrEngine, SearchFilter, SparseEncoder, VectorStore
 from ..settings import Settings
@@ -137,6 +138,8 @@ def ingest(
     unchanged ones included (a payload edit, nothing re-embedded)."""
     cancel = cancel or CancelToken()
     started = time.monotonic()
+    target.store.ensure_room(target.name, 0)  # a full disk is said before anything is read
+    ensure_free(target.docs_dir, MARGIN, "to add files")
     recover(target)
     docs = target.manifest.documents()
     found = discover_mod.discover(paths, settings.extensions, docs, force=force, cancel=cancel,
@@ -201,11 +204,16 @@ def ingest(
         except Cancelled:
             cancelled = True
             break
+        except DiskFull:
+            raise  # the files before this one stay committed; every next one would fail the same way
         except DesktopKBError as exc:
             message, hint = user_message(exc)
             failed.append(FileFailure(src.path, message, hint))
             target.manifest.record_failure(src.path, message, hint, src.sha256)
-        except Exception as exc:  # one bad file must never stop the batch
+        except Exception as exc:  # one bad file must never stop the batch (a full disk does)
+            full = disk_full(exc, target.docs_dir, what=f"to add {name}")
+            if full is not None:
+                raise full from exc
             message, hint = user_message(exc)
             failed.append(FileFailure(src.path, f"{name}: {message}", hint))
             target.manifest.record_failure(src.path, message, hint, src.sha256)
@@ -243,6 +251,9 @@ def _commit_file(
     tags = tuple(tags) if tags is not None else (old.tags if old is not None else ())
     owner = owner if owner is not None else (old.owner if old is not None else "")
     md_path = target.docs_dir / f"{src.doc_id}.md"
+    # the Markdown, its TOC and OCR boxes, the manifest rows: checked before any of it is written
+    # (the store checks its own writes)
+    ensure_free(target.docs_dir, 3 * len(doc.markdown.encode("utf-8")) + MARGIN, f"to add {Path(src.path).name}")
     target.docs_dir.mkdir(parents=True, exist_ok=True)
     tmp = md_path.with_suffix(".md.tmp")
     tmp.write_text(doc.markdown, encoding="utf-8")

