@@ -36,7 +36,7 @@ __all__ = ["FORMAT", "export_kb", "import_kb", "read_header"]
 
 FORMAT = 1
 HEADER = "desktop-kb-archive.json"
-_MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json|toc\.json)")
+_MEMBER = re.compile(r"manifest\.sqlite|points\.jsonl|docs/[0-9a-f]{8,64}\.(?:md|ocr\.json|toc\.json|pages\.json)")
 POINT_BYTES = 8 << 10  # a passage in points.jsonl: its text, payload and base64 vectors, at most about
 _META_KEYS = ("embedder", "dim", "sparse", "chunker", "bm25_avg_len", "bm25_len_samples", "require_owner")
 

@@ -120,8 +120,29 @@ def _ranges(numbers: Sequence[int]) -> str:
     return ", ".join(out)
 
 
+def _kb_health(lib: Any, args: argparse.Namespace) -> int:
+    """``kb check`` / ``kb repair``: exit 1 while something is (still) wrong."""
+    from .kb_check import describe
+
+    if args.kb_command == "check":
+        health = lib.check_kb(args.name)
+        _print_json(health.to_json()) if args.json else print(describe(health))
+        return 0 if health.ok else 1
+    report = lib.repair_kb(args.name)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print("\n".join([f"Repaired {args.name!r}:" if report.done else f"Nothing rebuilt in {args.name!r}.",
+                         *(f"  - {d}" for d in report.done)]))
+        for p in report.not_repaired:
+            print(f"  not repaired: {p.message}")
+    return 0 if report.after.ok else 1
+
+
 def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
     with _library(settings) as lib:
+        if args.kb_command in ("check", "repair"):
+            return _kb_health(lib, args)
         if args.kb_command == "list":
             names = lib.list_kbs()
             if args.json:

@@ -53,8 +53,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     kbs = kb.add_subparsers(dest="kb_command", required=True)
     lst = kbs.add_parser("list")
     lst.add_argument("--json", action="store_true")
-    for name in ("stats", "delete", "reembed"):
-        sp = kbs.add_parser(name)
+    helps = {"check": "compare manifest, stored text and index; report what is wrong (exit 1 if anything)",
+             "repair": "rebuild what kb check finds wrong, as far as it can (exit 1 if something is left)"}
+    for name in ("stats", "delete", "reembed", "check", "repair"):
+        sp = kbs.add_parser(name, help=helps.get(name))
         sp.add_argument("name")
         sp.add_argument("--json", action="store_true")
     rn = kbs.add_parser("rename")

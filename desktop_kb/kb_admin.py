@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import ConfigError, KnowledgeBaseNotFound
 from .ingest.manifest import Manifest
+from .kb_check import Health, RepairReport
 from .protocols import Embedder, VectorStore
 from .settings import Settings
 
@@ -66,6 +67,13 @@ class AdminMixin:
 
     def list_kbs(self) -> list[str]: ...  # pragma: no cover
 
+    def sparse_encoder(self, avg_len: float = 100.0) -> Any: ...  # pragma: no cover
+
+    def _target(self, name: str) -> Any: ...  # pragma: no cover
+
+    @property
+    def ocr(self) -> Any: ...  # pragma: no cover
+
     def delete_kb(self, name: str) -> None:
         name = validate_kb_name(name)
         if name not in self.list_kbs():
@@ -95,6 +103,42 @@ class AdminMixin:
                 m.close()
             self._kb_dir(old).rename(self._kb_dir(new))
             self._store = None  # the other bases' manifests stay open (and their locks held)
+
+    def check_kb(self, name: str) -> Health:
+        """Compare the manifest, the stored Markdown and the store of ``name`` (nothing changed)."""
+        from .kb_check import inspect
+
+        name = self._existing(name)
+        return inspect(name, self._kb_dir(name), self.store, lambda: self.manifest(name))
+
+    def repair_kb(self, name: str) -> RepairReport:
+        """Rebuild what :meth:`check_kb` finds wrong, as far as it can (:mod:`desktop_kb.kb_check`)."""
+        from .ingest.pipeline import ingest, recover
+        from .kb_check import RepairContext, repair
+
+        name = self._existing(name)
+
+        def reset() -> None:
+            with self._lock:
+                m = self._manifests.pop(name, None)
+                if m is not None:
+                    m.close()
+
+        def reingest(paths: Sequence[str]) -> None:
+            ingest(self._target(name), [Path(p) for p in paths], settings=self.settings, embedder=self.embedder,
+                   force=True, ocr=self.ocr)
+
+        ctx = RepairContext(kb=name, kb_dir=self._kb_dir(name), store=self.store,
+                            open_manifest=lambda: self.manifest(name, create=True), reset_manifest=reset,
+                            embedder=self.embedder, sparse_for=self.sparse_encoder, chunk=self.settings.chunk,
+                            recover=lambda: recover(self._target(name)), reingest=reingest)
+        return repair(ctx)
+
+    def _existing(self, name: str) -> str:
+        name = validate_kb_name(name)
+        if not (self._kb_dir(name) / "manifest.sqlite").exists() and not (self._kb_dir(name) / "docs").is_dir():
+            raise KnowledgeBaseNotFound(f"There is no knowledge base named {name!r}.")
+        return name
 
     def stats(self, name: str) -> KBInfo:
         m = self.manifest(name)

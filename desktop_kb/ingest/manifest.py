@@ -119,6 +119,13 @@ class Manifest:
                 raise
             self._db.execute("COMMIT")
 
+    def integrity(self) -> str:
+        """SQLite's own verdict on the file ("ok", or what is damaged); raises sqlite3.Error when
+        it cannot even read it."""
+        with self._lock:
+            rows = self._db.execute("PRAGMA quick_check").fetchall()
+        return "; ".join(str(r[0]) for r in rows[:5])
+
     # -- meta ------------------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
         with self._lock:

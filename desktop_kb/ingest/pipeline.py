@@ -34,6 +34,7 @@ from .embed import embed_chunks
 from .manifest import DocumentRow, Manifest
 from .metadata import set_metadata
 from .ocr import OcrOptions, anchor_lines, save_pages
+from .page_spans import save_page_spans
 from .toc import build_toc, save_toc
 from .write import build_points, write_points
 
@@ -103,6 +104,7 @@ def _drop_markdown(target: IngestTarget, doc_id: str) -> None:
         (target.docs_dir / f"{doc_id}.md").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.ocr.json").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.toc.json").unlink(missing_ok=True)
+        (target.docs_dir / f"{doc_id}.pages.json").unlink(missing_ok=True)
 
 
 def _convert(src: SourceFile, pdf_password: str | None, ocr: OcrOptions) -> ConvertedDocument:
@@ -260,6 +262,7 @@ def _commit_file(
     tmp.replace(md_path)
     save_toc(target.docs_dir / f"{src.doc_id}.toc.json",
              build_toc(doc.markdown, chunks, title=doc.title, pages=doc.pages, outline=doc.outline))
+    save_page_spans(target.docs_dir / f"{src.doc_id}.pages.json", doc.pages)  # for kb repair
     ocr_path = target.docs_dir / f"{src.doc_id}.ocr.json"
     if doc.ocr:
         save_pages(ocr_path, doc.ocr)
