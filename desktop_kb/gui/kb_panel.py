@@ -64,6 +64,7 @@ class KBPanel(QWidget):
     create_requested = Signal(str)
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
+    check_requested = Signal(str)  # check a knowledge base (and offer to repair it)
     current_changed = Signal(str)  # the knowledge base whose documents are shown (and receives drops)
     selection_changed = Signal(list)  # the knowledge bases questions go to
     add_folder_requested = Signal()
@@ -87,6 +88,10 @@ class KBPanel(QWidget):
         self.kb_list.setMaximumHeight(140)
         self.kb_list.currentItemChanged.connect(self._on_current)
         self.kb_list.itemChanged.connect(self._on_item_changed)
+        self.kb_list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.check_action = QAction(tr("Check and repair…"), self.kb_list)
+        self.check_action.triggered.connect(lambda: self.current_kb() and self.check_requested.emit(self.current_kb()))
+        self.kb_list.addAction(self.check_action)
         layout.addWidget(self.kb_list)
 
         row = QHBoxLayout()

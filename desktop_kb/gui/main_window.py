@@ -152,6 +152,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         p.create_requested.connect(self.create_kb)
         p.rename_requested.connect(self.rename_kb)
         p.delete_requested.connect(self.delete_kb)
+        p.check_requested.connect(self.check_kb)
         p.current_changed.connect(lambda _name: self.refresh_documents())
         p.selection_changed.connect(self._on_selection)
         p.add_folder_requested.connect(self.add_folder_dialog)

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtWidgets import QMessageBox
+
+from ..errors import DiskFull, KnowledgeBaseInUse, StoreError
+from .damaged import DamagedDialog
 from .i18n import tr
 from .tasks import TaskHandle
 
@@ -68,9 +72,43 @@ class KBWiring:
             if gen == self._docs_gen:
                 self.kb_panel.set_stats(None)
                 self.kb_panel.set_documents([], {})
-                self.show_error(exc)
+                if isinstance(exc, StoreError) and not isinstance(exc, KnowledgeBaseInUse | DiskFull):
+                    self.check_kb(kb)  # damaged: what is wrong, and Repair, instead of a bare error
+                else:
+                    self.show_error(exc)
 
         return self._run(load, "documents", shown, failed)
+
+    def check_kb(self, kb: str) -> TaskHandle:
+        """Check ``kb`` in a worker and show what is wrong, with a Repair action."""
+        lib = self.lib
+
+        def shown(health: Any) -> None:
+            self.damaged_dialog = DamagedDialog(self, health, lambda: self.repair_kb(kb))
+            self.damaged_dialog.open()
+
+        return self._run(lambda _ctx: lib.check_kb(kb), "check", shown)
+
+    def repair_kb(self, kb: str) -> TaskHandle | None:
+        if not self._kb_work_allowed():
+            return None
+        lib = self.lib
+        self.statusBar().showMessage(tr("Repairing {kb}…", kb=kb))
+
+        def repaired(report: Any) -> None:
+            box = QMessageBox(QMessageBox.Icon.Information if report.after.ok else QMessageBox.Icon.Warning,
+                              tr("Knowledge base {kb}", kb=kb),
+                              tr("{kb} is repaired.", kb=kb) if report.after.ok else tr("{kb} is still damaged.", kb=kb),
+                              QMessageBox.StandardButton.Close, self)
+            box.setObjectName("repairedDialog")
+            box.setInformativeText(DamagedDialog.repaired_text(report))
+            self.repaired_dialog = box
+            box.open()
+            self.statusBar().clearMessage()
+            self.refresh()
+            self.refresh_documents()
+
+        return self._run(lambda _ctx: lib.repair_kb(kb), "repair", repaired)
 
     def _on_selection(self, kbs: list[str]) -> None:
         self.chat.set_kbs(kbs)

@@ -233,3 +233,30 @@ def test_a_full_disk_is_said_and_the_app_goes_on(qtbot, make_window, docs, monke
     with qtbot.waitSignal(win.ingest_finished, timeout=30000) as done:
         win.ingest_paths([str(docs)])
     assert done.args[0] is not None and len(done.args[0].added) == 2
+
+
+def test_a_damaged_base_shows_what_is_wrong_and_repairs(qtbot, make_window, docs, settings):
+    from PySide6.QtWidgets import QMessageBox
+
+    win = make_window()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)])
+    qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) == 3, timeout=5000)
+    kb = win.kb_panel.current_kb()
+    shard = win.lib.settings.kbs_dir / kb / "shard"
+    for page in (shard / "segments").glob("*/payload_storage/page_0.dat"):
+        with page.open("r+b") as fh:
+            fh.truncate(100)  # damaged under the running app
+    win.lib.store.close()  # as after a restart: the damaged files are read again
+    win.kb_panel.check_action.trigger()  # the list's context menu: "Check and repair…"
+    qtbot.waitUntil(lambda: getattr(win, "damaged_dialog", None) is not None and win.damaged_dialog.isVisible(),
+                    timeout=10000)
+    dlg = win.damaged_dialog
+    assert "damaged" in dlg.text() and "The index cannot be read" in dlg.informativeText()
+    assert dlg.repair_btn is not None
+    qtbot.mouseClick(dlg.repair_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: getattr(win, "repaired_dialog", None) is not None and win.repaired_dialog.isVisible(),
+                    timeout=20000)
+    assert "repaired" in win.repaired_dialog.text() and "rebuilt the index" in win.repaired_dialog.informativeText()
+    assert win.lib.check_kb(kb).ok and win.lib.search("invoice", kbs=[kb])
+    assert isinstance(win.repaired_dialog, QMessageBox)
