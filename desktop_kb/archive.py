@@ -120,9 +120,11 @@ def read_header(archive: Path) -> dict[str, Any]:
 
 
 def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, store: VectorStore,
-              embedder: Embedder, open_manifest: Callable[[], Manifest]) -> int:
-    """Unpack an archive verified by :func:`read_header` into the (absent) base ``target``;
-    returns the passages written."""
+              embedder: Embedder, open_manifest: Callable[[], Manifest], collection: str | None = None) -> int:
+    """Unpack an archive verified by :func:`read_header` into the (absent) base ``target``, in
+    ``kb_dir`` and the store's ``collection`` (default: ``target``; the library imports into a
+    staging folder and renames it when complete); returns the passages written."""
+    collection = collection or target
     meta = header["meta"]
     if meta.get("embedder") != embedder.id or int(meta.get("dim") or 0) != int(embedder.dim):
         raise EmbedderMismatch(
@@ -143,7 +145,7 @@ def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, 
                 if member.startswith("docs/") or member == "manifest.sqlite":
                     with zf.open(member) as src, (kb_dir / member).open("wb") as dst:
                         shutil.copyfileobj(src, dst)
-            store.create_collection(target, int(meta["dim"]))
+            store.create_collection(collection, int(meta["dim"]))
             n = 0
             with zf.open("points.jsonl") as fh:
                 batch: list[StoredPoint] = []
@@ -153,15 +155,15 @@ def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, 
                     payload = dict(rec["payload"], kb=target)
                     batch.append(StoredPoint(rec["id"], dense, SparseVec(*map(tuple, rec["sparse"])), payload))
                     if len(batch) >= 256:
-                        store.upsert(target, batch)
+                        store.upsert(collection, batch)
                         n, batch = n + len(batch), []
-                store.upsert(target, batch)
+                store.upsert(collection, batch)
                 n += len(batch)
-            store.flush(target)
+            store.flush(collection)
         open_manifest().set_meta(imported_from=header["kb"])
     except BaseException as exc:
-        if store.has_collection(target):
-            store.drop_collection(target)
+        if store.has_collection(collection):
+            store.drop_collection(collection)
         shutil.rmtree(kb_dir, ignore_errors=True)
         full = disk_full(exc, kb_dir.parent, what=f"to import {Path(archive).name}") \
             if isinstance(exc, Exception) else None

@@ -168,7 +168,8 @@ class Library(AdminMixin, DocumentsMixin):
         root = self.settings.kbs_dir
         if not root.exists():
             return []
-        return sorted(p.name for p in root.iterdir() if (p / "manifest.sqlite").exists())
+        # a folder whose name starts with a dot is an import in progress (or its leftover)
+        return sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and (p / "manifest.sqlite").exists())
 
     def create_kb(self, name: str, *, require_owner: bool = False) -> None:
         """Create ``name`` (no-op when it exists). ``require_owner``: every search on it must carry

@@ -21,6 +21,7 @@ from .settings import Settings
 
 __all__ = ["AdminMixin", "KBInfo", "validate_kb_name"]
 
+STAGING = ".importing-"  # an import in progress (never a valid knowledge base name: it starts with a dot)
 _NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]{1,64}$")
 
 
@@ -70,6 +71,8 @@ class AdminMixin:
     def sparse_encoder(self, avg_len: float = 100.0) -> Any: ...  # pragma: no cover
 
     def _target(self, name: str) -> Any: ...  # pragma: no cover
+
+    def reembed(self, name: str, **kwargs: Any) -> Any: ...  # pragma: no cover
 
     @property
     def ocr(self) -> Any: ...  # pragma: no cover
@@ -131,7 +134,8 @@ class AdminMixin:
         ctx = RepairContext(kb=name, kb_dir=self._kb_dir(name), store=self.store,
                             open_manifest=lambda: self.manifest(name, create=True), reset_manifest=reset,
                             embedder=self.embedder, sparse_for=self.sparse_encoder, chunk=self.settings.chunk,
-                            recover=lambda: recover(self._target(name)), reingest=reingest)
+                            recover=lambda: recover(self._target(name)), reingest=reingest,
+                            reembed=lambda: self.reembed(name))
         return repair(ctx)
 
     def _existing(self, name: str) -> str:
@@ -166,13 +170,38 @@ class AdminMixin:
 
         header = read_header(Path(archive))
         target = validate_kb_name(as_name or str(header.get("kb", "")))
-        if target in self.list_kbs():
-            if not replace:
-                raise ConfigError(f"A knowledge base named {target!r} already exists.",
-                                  "Import it --as another name, or --replace it.")
-            self.delete_kb(target)
-        import_kb(Path(archive), header, target, self._kb_dir(target), self.store, self.embedder,
-                  lambda: self.manifest(target))
+        if target in self.list_kbs() and not replace:
+            raise ConfigError(f"A knowledge base named {target!r} already exists.",
+                              "Import it --as another name, or --replace it.")
+        if self.settings.store.url:  # a server's collections cannot be renamed: straight in
+            if target in self.list_kbs():
+                self.delete_kb(target)
+            import_kb(Path(archive), header, target, self._kb_dir(target), self.store, self.embedder,
+                      lambda: self.manifest(target))
+            return target
+        # into a staging folder, renamed when complete: a kill part-way leaves no half base (the
+        # next import removes the staging folder), and a replaced base stays until then
+        staging = f"{STAGING}{target}"
+        with self._lock:
+            if self.store.has_collection(staging):
+                self.store.drop_collection(staging)
+            shutil.rmtree(self.settings.kbs_dir / staging, ignore_errors=True)
+            opened: list[Manifest] = []
+
+            def open_staging() -> Manifest:
+                opened.append(Manifest(self.settings.kbs_dir / staging / "manifest.sqlite"))
+                return opened[-1]
+
+            try:
+                import_kb(Path(archive), header, target, self.settings.kbs_dir / staging, self.store, self.embedder,
+                          open_staging, collection=staging)
+            finally:
+                for m in opened:
+                    m.close()
+            if target in self.list_kbs():
+                self.delete_kb(target)
+            self.store.close()  # release the staging shard's lock before its folder moves
+            (self.settings.kbs_dir / staging).rename(self._kb_dir(target))
         return target
 
     def set_metadata(self, name: str, paths: Sequence[Path | str], **edits: Any) -> list[str]:

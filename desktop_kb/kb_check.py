@@ -49,7 +49,7 @@ __all__ = ["Health", "Problem", "RepairContext", "RepairReport", "describe", "in
 @dataclass(frozen=True)
 class Problem:
     code: str  # manifest, store, dimension, missing_points, extra_points, stray_points, markdown,
-    # unclaimed_text, pending
+    # unclaimed_text, pending, reembed
     message: str
     path: str = ""
 
@@ -105,6 +105,8 @@ def _read_store(kb: str, store: VectorStore, keep_payloads: bool) -> _Store:
         for p in store.points(kb):
             seen.points += 1
             seen.dims[len(p.dense)] += 1
+            if p.payload.get("kind") == "faq":
+                continue  # enrichment's FAQ points: beside the document's passages, not among them
             path, doc_id = str(p.payload.get("path", "")), str(p.payload.get("doc_id", ""))
             seen.by_path[path][doc_id] += 1
             if keep_payloads:
@@ -158,7 +160,11 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
                                                     f"{row.chunks} expected.", path))
     known = {row.doc_id for row in docs.values()}
     unclaimed = [f for f in sorted((kb_dir / "docs").glob("*.md")) if f.stem not in known]
-    if unclaimed:
+    waiting = m.get_meta("reembed", {}) or {}
+    if waiting:  # their rows were dropped, their files listed: the next re-embedding brings them back
+        problems.append(Problem("reembed", f"A re-embedding was stopped part-way: {len(waiting)} files wait "
+                                           "(re-embed again to finish it)."))
+    elif unclaimed:
         problems.append(Problem("unclaimed_text", f"{len(unclaimed)} stored texts belong to no document of the "
                                                   "manifest (their files are unknown): add their folders again."))
     pending = {p.path for p in m.pending()}
@@ -184,6 +190,7 @@ class RepairContext:
     sparse_for: Callable[[float], SparseEncoder]
     chunk: ChunkSettings
     recover: Callable[[], int]  # finish or undo interrupted writes
+    reembed: Callable[[], object]  # finish a stopped re-embedding
     reingest: Callable[[Sequence[str]], None]  # index these original files again (force)
 
 
@@ -195,6 +202,9 @@ def repair(ctx: RepairContext) -> RepairReport:
     if "pending" in before.codes():
         fixed = ctx.recover()
         done.append(f"finished or undid {fixed} interrupted writes")
+    if "reembed" in before.codes():
+        ctx.reembed()
+        done.append("finished the stopped re-embedding")
     health = inspect(ctx.kb, ctx.kb_dir, ctx.store, ctx.open_manifest)
     if "manifest" not in health.codes():
         # the index first (from the text that is there), then the lost text (from the originals,
@@ -335,7 +345,7 @@ def _rebuild_points(ctx: RepairContext, health: Health) -> list[str]:
         src = SourceFile(path, row.size, row.mtime_ns // 1_000_000_000, row.sha256 or row.doc_id, row.folder)
         points: list[StoredPoint] = build_points(ctx.kb, src, chunks, dense, vectors, tags=row.tags,  # type: ignore[arg-type]
                                                  owner=row.owner, ingested_at=row.ingested_at, title=row.title)
-        ctx.store.delete(ctx.kb, SearchFilter(paths=(path,)))
+        ctx.store.delete(ctx.kb, SearchFilter(paths=(path,)))  # its FAQ points too: enrich it again
         write_points(ctx.store, ctx.kb, points)
         if len(chunks) != row.chunks:
             with m.transaction() as db:
@@ -344,6 +354,10 @@ def _rebuild_points(ctx: RepairContext, health: Health) -> list[str]:
     if todo:
         ctx.store.flush(ctx.kb)
         done.append(f"embedded {embedded} documents again from their stored text")
+        enriched = [docs[p].doc_id for p in todo if docs[p].doc_id in m.enrichments()]
+        if enriched:
+            m.drop_enrichment(enriched)
+            done.append(f"{len(enriched)} documents lost their enrichment (FAQ points): run enrich again")
     return done
 
 

@@ -1,0 +1,164 @@
+"""SIGKILL at random moments of ingest, re-embed, import and enrichment (a bounded number of
+points each, seeded): after every kill the knowledge base holds together (every document of the
+manifest has its passages, no passage lacks a document: ``kb check`` finds nothing but an
+interrupted write, which the next run finishes), search works, and the rerun ends equal to an
+uninterrupted run. The child process uses the real store and converters with a slowed-down
+deterministic embedder (and a scripted LLM for enrichment), so the kills land mid-work."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.backends.embed_hash import HashEmbedder
+from desktop_kb.kb import Library
+from desktop_kb.settings import Settings
+
+pytestmark = pytest.mark.slow
+KILLS_PER_OPERATION = 3
+SEED = 20261203
+
+CHILD = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.kb import Library
+    from desktop_kb.settings import Settings
+
+    class Slow(HashEmbedder):
+        def embed_passages(self, texts):
+            time.sleep(0.03)
+            return super().embed_passages(texts)
+
+    class Writer:  # a scripted LLM: one FAQ question a document, taken from its first passage
+        id = "test/writer"
+        def chat(self, messages, *, max_tokens=512, temperature=0.0, json_schema=None, on_token=None, cancel=None):
+            time.sleep(0.05)
+            return json.dumps({"summary": "A file.", "keywords": ["file"],
+                               "faq": [{"question": "What does the first paragraph say?", "answer": "Paragraph 0",
+                                        "passage": 1}]})
+
+    op, data, arg = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    s = Settings(data_dir=data)
+    s = s.replace(models=s.models.__class__(embed_batch=1))
+    with Library.open(s, embedder=Slow(), reranker=None, generator=Writer()) as lib:
+        print("start", flush=True)
+        if op == "ingest":
+            lib.ingest("kb", [Path(arg)])
+        elif op == "reembed":
+            lib.reembed("kb")
+        elif op == "import":
+            lib.import_kb(Path(arg), as_name="copy", replace=True)
+        elif op == "enrich":
+            lib.enrich("kb")
+    print("done", flush=True)
+""")
+
+
+def _docs(root: Path) -> Path:
+    d = root / "docs"
+    d.mkdir()
+    for i in range(6):
+        paras = "\n\n".join(f"Paragraph {j} of file {i}: the budget line {j} is {i * 100 + j} euros." for j in range(12))
+        (d / f"f{i}.md").write_text(f"# File {i}\n\n{paras}\n", encoding="utf-8")
+    return d
+
+
+def _settings(data: Path) -> Settings:
+    s = Settings(data_dir=data)
+    return s.replace(models=s.models.__class__(embed_batch=1))
+
+
+def _run(op: str, data: Path, arg: str, kill_after: float | None = None) -> bool:
+    """Run ``op`` in a child; with ``kill_after``, SIGKILL it that many seconds after it starts.
+    Returns whether it finished."""
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, op, str(data), arg], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "start", proc.stderr.read() if proc.stderr else ""
+    if kill_after is not None:
+        time.sleep(kill_after)
+        proc.send_signal(signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    if kill_after is None:
+        assert proc.returncode == 0, err[-3000:]
+    return "done" in out
+
+
+def _state(data: Path, kb: str) -> dict:
+    """What a user relies on: every passage (id → path, text, offsets, tags, kind), enrichment."""
+    with Library.open(_settings(data), embedder=HashEmbedder(), reranker=None) as lib:
+        health = lib.check_kb(kb)
+        # holds together: at most a write (or a re-embedding) the next run finishes
+        assert health.codes() <= {"pending", "reembed"}, health.to_json()
+        hits = lib.search("budget line", kbs=[kb])  # search works, and finds what is there
+        assert bool(hits) == bool(health.documents)
+        passages = {r.id: (r.payload["path"], r.payload.get("kind", ""), r.payload["text"], r.payload["start"])
+                    for r in lib.store.scroll(kb)}
+        return {"passages": passages, "enriched": sorted(lib.enrichments(kb))}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    """A knowledge base of 6 files (ingested, enriched) and its archive, built once."""
+    root = tmp_path_factory.mktemp("kill")
+    docs = _docs(root)
+    data = root / "base"
+    _run("ingest", data, str(docs))
+    _run("enrich", data, "")
+    with Library.open(_settings(data), embedder=HashEmbedder(), reranker=None) as lib:
+        lib.export_kb("kb", root / "kb.zip")
+    return root, docs, data
+
+
+def _copy(base_data: Path, to: Path) -> Path:
+    shutil.copytree(base_data, to, ignore=shutil.ignore_patterns("*.lock"))
+    return to
+
+
+@pytest.mark.parametrize("op", ["ingest", "reembed", "import", "enrich"])
+def test_a_kill_at_any_moment_loses_nothing_and_the_rerun_completes(base, tmp_path, op):
+    root, docs, data = base
+    kb = "copy" if op == "import" else "kb"
+    arg = {"ingest": str(docs), "import": str(root / "kb.zip")}.get(op, "")
+
+    def start(where: Path) -> Path:
+        if op == "ingest":
+            return where  # from nothing
+        d = _copy(data, where)
+        if op == "enrich":
+            with Library.open(_settings(d), embedder=HashEmbedder(), reranker=None) as lib:
+                m = lib.manifest("kb")
+                m.drop_enrichment(list(m.enrichments()))
+        return d
+
+    reference_dir = start(tmp_path / "reference")
+    t0 = time.monotonic()
+    _run(op, reference_dir, arg)
+    took = time.monotonic() - t0
+    reference = _state(reference_dir, kb)
+    assert reference["passages"]
+
+    rng = random.Random(f"{SEED}-{op}")
+    killed = 0
+    for k in range(KILLS_PER_OPERATION):
+        where = start(tmp_path / f"kill{k}")
+        if _run(op, where, arg, kill_after=rng.uniform(0.05, max(0.1, took * 0.9))):
+            continue  # it finished before the kill landed
+        killed += 1
+        if op == "import":
+            with Library.open(_settings(where), embedder=HashEmbedder(), reranker=None) as lib:
+                assert "copy" not in lib.list_kbs()  # no half-imported base
+        elif (where / "kbs" / kb / "manifest.sqlite").exists():
+            _state(where, kb)  # holds together right after the kill
+        _run(op, where, arg)  # the rerun completes
+        assert _state(where, kb) == reference
+    assert killed >= 1, "no kill landed mid-work"
