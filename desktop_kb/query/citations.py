@@ -13,6 +13,7 @@ from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
 from .binding import check_binding
 from .claim_terms import NOT_AFTER
+from .directives import blank_directives
 from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
 from .support import evidence as support_evidence
 
@@ -88,8 +89,8 @@ def find_in_passage(quote: str, passage: str) -> tuple[int, int] | None:
 
 def _binding(claim: Claim, n: int, view: PassageView, question: str, stats: TermStats | None) -> str | None:
     chunk = view.hit.chunk
-    sentences = [chunk.text[s:e] for s, e, _ in view.sentences]
-    return check_binding(claim.text, n, chunk.text, sentences, question, stats, topic=" ".join(chunk.heading_path))
+    sentences = [view.text[s:e] for s, e, _ in view.sentences]
+    return check_binding(claim.text, n, view.text, sentences, question, stats, topic=" ".join(chunk.heading_path))
 
 
 def is_refusal(text: str) -> bool:
@@ -138,7 +139,7 @@ def validate(
         valid_numbers = [n for n in numbers if 1 <= n <= n_pass]
         found = None
         for n in valid_numbers:
-            span = find_in_passage(quote, passages[n - 1].chunk.text)
+            span = find_in_passage(quote, blank_directives(passages[n - 1].chunk.text))  # not an instruction
             if span is not None:
                 found = (n, span)
                 break

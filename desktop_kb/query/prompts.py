@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..types import Hit
+from .directives import PLACEHOLDER, clean_label, strip_directives
 
 __all__ = [
     "ANSWER_SYSTEM",
@@ -78,20 +79,20 @@ _INJECTION = re.compile(
     r"|你现在是[^。！？\n]*[。！？]?",
     re.IGNORECASE,
 )
-INJECTION_PLACEHOLDER = "[instruction-like text removed]"
+INJECTION_PLACEHOLDER = PLACEHOLDER
 
 
 def neutralise(text: str) -> str:
-    """Document text is data: keep it from closing our delimiters, and blank out sentences that
-    try to instruct the model (classic prompt-injection phrasing, English and Chinese). The
-    sentence right after an injection (its payload) often continues it, so it goes too."""
-    text = text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+    """Document text is data: keep it from closing our delimiters, and take out the sentences
+    addressed to the answering model (:mod:`.directives`: instructions, roles, "tell everyone",
+    "the correct answer is", in English and Chinese) and classic injection phrasing inside others."""
+    text = strip_directives(text.replace("<<<", "‹‹‹").replace(">>>", "›››"))
     return _INJECTION.sub(INJECTION_PLACEHOLDER, text)
 
 
 def _label(hit: Hit) -> str:
     """The passage label (file name, headings) is document-derived too: neutralised, one line."""
-    return " ".join(neutralise(passage_label(hit)).split())[:200]
+    return " ".join(neutralise(clean_label(passage_label(hit))).split())[:200]
 
 
 def format_passages(hits: Sequence[Hit], texts: Sequence[str] | None = None, first: int = 1) -> str:

@@ -54,6 +54,7 @@ from .claim_terms import (
     VAGUE,
 )
 from .contrast import contrast
+from .directives import PLACEHOLDER, blank_directives, clean_label
 from .term_stats import TermStats
 
 __all__ = [
@@ -101,9 +102,16 @@ class PassageView:
     hit: Hit
 
     @cached_property
+    def text(self) -> str:
+        """The chunk text as evidence: its sentences addressed to the answering model blanked
+        out (:mod:`.directives`; same length, so offsets hold). An instruction is no fact."""
+        return blank_directives(self.hit.chunk.text)
+
+    @cached_property
     def context(self) -> str:
         c = self.hit.chunk
-        return " ".join([c.text, *c.heading_path, Path(c.path).stem])
+        labels = [clean_label(h) for h in c.heading_path] + [clean_label(Path(c.path).stem)]
+        return " ".join([self.text, *(label.replace(PLACEHOLDER, " ") for label in labels)])
 
     @cached_property
     def tokens(self) -> set[str]:
@@ -119,14 +127,14 @@ class PassageView:
 
     @cached_property
     def sentences(self) -> list[tuple[int, int, set[str]]]:
-        """(start, end, tokens) of each sentence of the chunk text."""
-        text = self.hit.chunk.text
+        """(start, end, tokens) of each sentence of the chunk text (a directive's tokens: none)."""
+        text = self.text
         return [(s, e, set(tokenize(text[s:e]))) for s, e in sentence_spans(text)]
 
     @cached_property
     def sentence_quantities(self) -> list[list[Quantity]]:
         """The figures of each sentence of :attr:`sentences`."""
-        return [quantities(self.hit.chunk.text[s:e]) for s, e, _ in self.sentences]
+        return [quantities(self.text[s:e]) for s, e, _ in self.sentences]
 
     @cached_property
     def cjk(self) -> bool:
@@ -252,7 +260,7 @@ def check_claim(
         if similarity is not None and not problems:
             # the whole passage, or the one sentence that says it (a long passage dilutes it)
             best = max(similarity(claim.text, text) for v in views
-                       for text in [v.hit.chunk.text, *(v.hit.chunk.text[s:e] for s, e, _ in v.sentences[:12])])
+                       for text in [v.text, *(v.text[s:e] for s, e, _ in v.sentences[:12])])
             if best < CROSS_LANGUAGE_MIN:
                 problems.append(f"passage {cites} does not say this (similarity {best:.2f})")
         return "; ".join(problems) or None
