@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QDate, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSizePolicy,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -81,17 +83,16 @@ class FilterBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("filterBar")
-        # never widen the window: on a narrow one the bar is clipped, its combos shrink
+        # never widen the window: on a narrow one (the passage viewer open beside the chat) the
+        # bar wraps onto a second line instead of squeezing its fields to "any t", "modif"
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel(tr("Only:")))
+        self._rows = QVBoxLayout(self)
+        self._rows.setContentsMargins(0, 0, 0, 0)
+        self._rows.setSpacing(2)
         self.tag = self._combo(tr("any tag"))
         self.folder = self._combo(tr("any folder"))
         self.ext = self._combo(tr("any type"))
         self.owner = self._combo(tr("any owner"))
-        for combo in (self.tag, self.folder, self.ext, self.owner):
-            row.addWidget(combo)
         self.dated = QCheckBox(tr("modified"))
         self.date_from = QDateEdit(QDate.currentDate().addYears(-1))
         self.date_to = QDateEdit(QDate.currentDate())
@@ -101,14 +102,54 @@ class FilterBar(QWidget):
             w.setEnabled(False)
             w.dateChanged.connect(lambda _d: self.changed.emit())
         self.dated.toggled.connect(self._on_dated)
-        row.addWidget(self.dated)
-        row.addWidget(self.date_from)
-        row.addWidget(QLabel("–"))
-        row.addWidget(self.date_to)
         self.clear_btn = QPushButton(tr("Clear"))
         self.clear_btn.clicked.connect(self.clear)
-        row.addWidget(self.clear_btn)
-        row.addStretch(1)
+        # what stays together on a line, in order; lines fill up to the bar's width
+        self._groups: list[list[QWidget]] = [[QLabel(tr("Only:")), self.tag], [self.folder], [self.ext], [self.owner],
+                                             [self.dated, self.date_from, QLabel("–"), self.date_to], [self.clear_btn]]
+        self._lines: list[list[int]] = []
+        self._place(10_000)
+
+    @property
+    def wrapped(self) -> bool:
+        return len(self._lines) > 1
+
+    def _lines_for(self, width: int) -> list[list[int]]:
+        gap = max(self._rows.spacing(), 6)
+        lines: list[list[int]] = [[]]
+        used = 0
+        for i, group in enumerate(self._groups):
+            need = sum(w.minimumSizeHint().width() + gap for w in group)
+            if lines[-1] and used + need > width:
+                lines.append([])
+                used = 0
+            lines[-1].append(i)
+            used += need
+        return lines
+
+    def _place(self, width: int) -> None:
+        """The groups on as few lines as the width allows (one on a wide window)."""
+        lines = self._lines_for(width)
+        if lines == self._lines:
+            return
+        self._lines = lines
+        while self._rows.count():
+            row = self._rows.takeAt(0).layout()
+            while row is not None and row.count():
+                row.takeAt(0)
+        for line in lines:
+            row = QHBoxLayout()
+            row.setContentsMargins(0, 0, 0, 0)
+            for i in line:
+                for w in self._groups[i]:
+                    row.addWidget(w)
+            row.addStretch(1)
+            self._rows.addLayout(row)
+        self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._place(event.size().width())
+        super().resizeEvent(event)
 
     def _combo(self, anything: str) -> QComboBox:
         combo = QComboBox()

@@ -3,6 +3,7 @@ with the files that failed and why."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -21,7 +22,32 @@ from ..progress import IngestProgress
 from ..types import IngestReport
 from .i18n import N_, tr
 
-__all__ = ["IngestPanel", "format_eta"]
+__all__ = ["IngestPanel", "format_eta", "sync_summary"]
+
+
+def changed_files(report: IngestReport) -> int:
+    return len(report.added) + len(report.updated) + len(report.deleted)
+
+
+def new_failures(report: IngestReport, known: Collection[str]) -> int:
+    """The files that failed in this run and had not failed before (a file that still cannot be
+    read is no news at every start-up)."""
+    return sum(1 for f in report.failed if f.path not in known)
+
+
+def sync_summary(report: IngestReport, known_failed: Collection[str] = ()) -> str:
+    """A sync's outcome in one line: "work is up to date", "2 files changed, updated"."""
+    n, failed = changed_files(report), new_failures(report, known_failed)
+    if report.cancelled:
+        return tr("Stopped bringing {kb} up to date; finished files stay indexed.", kb=report.kb)
+    if not n and not failed:
+        return tr("{kb} is up to date.", kb=report.kb)
+    parts = []
+    if n:
+        parts.append(tr("{n} files changed, updated", n=n) if n != 1 else tr("1 file changed, updated"))
+    if failed:
+        parts.append(tr("{n} could not be read", n=failed))
+    return f"{report.kb}: " + "; ".join(parts) + "."
 
 
 def format_eta(seconds: float | None) -> str:
@@ -89,10 +115,18 @@ class IngestPanel(QWidget):
         self.dismiss_btn.clicked.connect(self.hide)
         layout.addWidget(self.dismiss_btn, 0, Qt.AlignmentFlag.AlignRight)
         self.last_progress: IngestProgress | None = None
+        self.sync = False
+        self.known_failed: frozenset[str] = frozenset()
         self.hide()
 
-    def start(self, kb: str, paths: list[str], *, reembed: bool = False) -> None:
-        self.title.setText(tr("Re-embedding {kb}", kb=kb) if reembed else tr("Adding to {kb}", kb=kb))
+    def start(self, kb: str, paths: list[str], *, reembed: bool = False, sync: bool = False,
+              known_failed: Collection[str] = ()) -> None:
+        """``sync``: bringing ``kb`` up to date with its folders; the panel stays hidden until a
+        file is read, and says nothing at the end when nothing changed (``known_failed``: the
+        files that could not be read before, not news when they still cannot)."""
+        self.sync, self.known_failed = sync, frozenset(known_failed)
+        self.title.setText(tr("Re-embedding {kb}", kb=kb) if reembed else
+                           tr("Updating {kb}", kb=kb) if sync else tr("Adding to {kb}", kb=kb))
         self.bar.setRange(0, 0)  # busy until the files are counted
         self.detail.setText(tr("Looking for its files…") if reembed else tr(
             "Looking for files in {what}…", what=", ".join(Path(p).name for p in paths[:3]) + ("…" if len(paths) > 3 else "")))
@@ -107,7 +141,7 @@ class IngestPanel(QWidget):
         self.cancel_btn.setEnabled(True)
         self.cancel_btn.show()
         self.last_progress = None
-        self.show()
+        self.setVisible(not sync)
 
     def _cancel(self) -> None:
         self.cancel_btn.setEnabled(False)
@@ -116,6 +150,8 @@ class IngestPanel(QWidget):
 
     def on_progress(self, p: IngestProgress) -> None:
         self.last_progress = p
+        if self.sync and not self.isVisible() and p.files_total and p.stage in ("convert", "ocr", "embed", "write"):
+            self.show()  # a sync that reads files shows them being read
         if p.files_total:
             self.bar.setRange(0, p.files_total)
             self.bar.setValue(min(p.files_done, p.files_total))
@@ -132,6 +168,10 @@ class IngestPanel(QWidget):
             self.current.setText(f"{tr(_STAGES.get(p.stage, p.stage))}: {Path(p.current_file).name}")
 
     def on_finished(self, report: IngestReport) -> None:
+        if self.sync and not changed_files(report) and not new_failures(report, self.known_failed) \
+                and not report.cancelled:
+            self.hide()  # nothing changed: nothing to say here (the status bar says it is up to date)
+            return
         self.cancel_btn.hide()
         total = len(report.added) + len(report.updated)
         self.bar.setRange(0, max(1, self.bar.maximum()))
@@ -162,6 +202,11 @@ class IngestPanel(QWidget):
             pages = sum(len(p) for _, p in report.ocr)
             self.current.setText(tr("Read by OCR: {files} files, {pages} pages.", files=len(report.ocr), pages=pages))
         self.dismiss_btn.show()
+        if self.sync:
+            self.title.setText(tr("Updated {kb}", kb=report.kb))
+            self.detail.setText(sync_summary(report, self.known_failed))
+            self.show()
+            return
         self.title.setText(tr("Added to {kb}", kb=report.kb) if total or not report.failed else self.title.text())
 
     def on_stopped(self, message: str) -> None:

@@ -256,6 +256,10 @@ class KBPanel(QWidget):
                             size=info.chunker.get("size", "?"), overlap=info.chunker.get("overlap", "?")))
         if llm_id:
             lines.append(tr("Answer model: {id}", id=llm_id))
+        if not info.documents:  # what to do with an empty base, and what it can read
+            lines = [tr("{kb} is empty: drop files or folders on the window to add them.", kb=info.name),
+                     tr("Read: PDF, Word, PowerPoint, Excel, OpenDocument, Markdown, text, HTML, e-mail "
+                        "(.eml, .msg), and scans and photos (PNG, JPEG, TIFF) by OCR.")]
         self.stats_label.setText("\n".join(lines))
 
     def set_documents(self, rows: Sequence[DocumentRow], failures: dict[str, tuple[str, str, str]],

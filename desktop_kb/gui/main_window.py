@@ -81,7 +81,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.state = GuiState(self.settings.data_dir)
         self.conversations = ConversationStore(self.settings.data_dir)
         self._ingest: TaskHandle | None = None
-        self._ingest_queue: list[tuple[str, list[str] | None]] = []  # (kb, paths); None: re-embed kb
+        self._ingest_queue: list[tuple[str, list[str] | None, bool]] = []  # (kb, paths, sync); None: re-embed kb
         self._refresh_gen = 0
         self._docs_gen = 0
         self._view_gen = 0
@@ -172,7 +172,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.enriching.finished.connect(self._on_enriched)
         self.watching = Watching(self.lib, self)
         self.watching.changed.connect(lambda kb, paths: None if self._shut_down or not paths
-                                      else self.ingest_paths(paths, kb))
+                                      else self.sync_paths(paths, kb))
 
     def _restore_state(self) -> None:
         geometry = self.state.get("geometry")

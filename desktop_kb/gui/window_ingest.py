@@ -13,9 +13,10 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
-from ..errors import user_message
+from ..errors import DesktopKBError, user_message
 from ..types import IngestReport
 from .i18n import tr
+from .ingest_panel import sync_summary
 from .tasks import TaskHandle
 
 __all__ = ["DEFAULT_KB", "IngestWiring", "local_paths"]
@@ -76,19 +77,31 @@ class IngestWiring:
         """Add files/folders to ``kb`` (default: the selected knowledge base, else "default")."""
         return self._start_ingest(kb or self.kb_panel.current_kb() or DEFAULT_KB, [str(p) for p in paths])
 
+    def sync_paths(self, paths: Sequence[str], kb: str) -> TaskHandle | None:
+        """Bring ``kb`` up to date with its folders (the start-up scan, a watched change): the panel
+        shows only when files are read, and reports like a sync ("2 files changed, updated")."""
+        return self._start_ingest(kb, [str(p) for p in paths], sync=True)
+
     def reembed_kb(self, kb: str) -> TaskHandle | None:
         """Embed every file of ``kb`` again with the configured embedder (it was built with another
         one, or its index is lost), as an ingest: the same panel, Cancel and queue."""
         return self._start_ingest(kb, None)
 
-    def _start_ingest(self, kb: str, paths: list[str] | None) -> TaskHandle | None:
+    def _start_ingest(self, kb: str, paths: list[str] | None, sync: bool = False) -> TaskHandle | None:
         """``paths`` None: re-embed ``kb``."""
         if self._ingest is not None:
-            self._ingest_queue.append((kb, paths))
-            self.statusBar().showMessage(tr("Queued: will be added after the current documents."), 6000)
+            self._ingest_queue.append((kb, paths, sync))
+            if not sync:
+                self.statusBar().showMessage(tr("Queued: will be added after the current documents."), 6000)
             return None
         lib = self.lib
-        self.ingest_panel.start(kb, paths or [], reembed=paths is None)
+        known: set[str] = set()
+        if sync and kb in self.kb_panel.kb_names():
+            try:
+                known = set(lib.failures(kb))  # a small table of the manifest
+            except DesktopKBError:
+                pass
+        self.ingest_panel.start(kb, paths or [], reembed=paths is None, sync=sync, known_failed=known)
         self._ingest_kb = kb
         self._ingest_seen_done = 0
 
@@ -122,9 +135,12 @@ class IngestWiring:
 
     def _on_ingest_finished(self, report: IngestReport) -> None:
         self.ingest_panel.on_finished(report)
-        self.statusBar().showMessage(
-            tr("Cancelled; finished files stay indexed.") if report.cancelled else
-            tr("Added {n} files to {kb}.", n=len(report.added) + len(report.updated), kb=report.kb), 8000)
+        if self.ingest_panel.sync:
+            self.statusBar().showMessage(sync_summary(report, self.ingest_panel.known_failed), 8000)
+        else:
+            self.statusBar().showMessage(
+                tr("Cancelled; finished files stay indexed.") if report.cancelled else
+                tr("Added {n} files to {kb}.", n=len(report.added) + len(report.updated), kb=report.kb), 8000)
         self.ingest_finished.emit(report)
 
     def _on_ingest_failed(self, exc: BaseException) -> None:

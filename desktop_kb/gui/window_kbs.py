@@ -42,7 +42,7 @@ class KBWiring:
             checked = self.state.get("checked_kbs", [])
         self.kb_panel.set_kbs(names, [c for c in checked if c in names], current)
         if self.settings.ingest.watch and not self._shut_down:
-            self.watching.sync(names, self.ingest_paths)
+            self.watching.sync(names, self.sync_paths)
         if not names:
             self.kb_panel.set_stats(None)
             self.kb_panel.set_documents([], {})

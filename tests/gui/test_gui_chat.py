@@ -131,6 +131,11 @@ def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_win
     assert win.viewer.isVisible()
     assert win.viewer.highlighted_text() == chunk.text  # exactly the cited chunk, emoji before it
     assert win.viewer.quote_text() == QUOTE
+    bar = win.filter_bar  # beside the open viewer the filter fields keep their width (wrapped if need be)
+    win.resize(1100, 760)
+    qtbot.waitUntil(lambda: bar.width() < 900, timeout=3000)
+    for field in (bar.tag, bar.folder, bar.ext, bar.owner, bar.dated):
+        assert field.width() >= field.minimumSizeHint().width(), (field, field.width())
     (evidence,) = win.viewer.evidence_text()  # the supporting sentence, strongly inside the passage
     assert QUOTE in evidence and evidence in chunk.text and evidence != chunk.text
     assert win.viewer.passage_visible()

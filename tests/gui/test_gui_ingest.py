@@ -260,3 +260,35 @@ def test_a_damaged_base_shows_what_is_wrong_and_repairs(qtbot, make_window, docs
     assert "repaired" in win.repaired_dialog.text() and "rebuilt the index" in win.repaired_dialog.informativeText()
     assert win.lib.check_kb(kb).ok and win.lib.search("invoice", kbs=[kb])
     assert isinstance(win.repaired_dialog, QMessageBox)
+
+
+def test_a_sync_reports_like_a_sync_and_only_when_something_changed(qtbot, make_window, docs):
+    win = make_window()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)], kb="default")
+    win.ingest_panel.hide()
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.sync_paths([str(docs)], "default")  # as at start-up: nothing changed
+    assert not win.ingest_panel.isVisible()
+    assert win.statusBar().currentMessage() == "default is up to date."
+    (docs / "notes.txt").write_text("Changed notes: the office moves to Lyon.\n", encoding="utf-8")
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.sync_paths([str(docs)], "default")
+    assert win.ingest_panel.isVisible()
+    assert win.ingest_panel.title.text() == "Updated default"
+    assert "1 file changed, updated" in win.ingest_panel.detail.text()
+    assert "could not be read" not in win.ingest_panel.detail.text()  # empty.txt still fails: no news
+    (docs / "broken.txt").write_bytes(b"")
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.sync_paths([str(docs)], "default")
+    assert win.statusBar().currentMessage() == "default: 1 could not be read."
+
+
+def test_an_empty_base_says_what_to_drop_and_what_is_read(qtbot, make_window):
+    win = make_window()
+    with qtbot.waitSignal(win.documents_refreshed, timeout=10000):
+        win.create_kb("empty")
+        qtbot.waitUntil(lambda: win.kb_panel.current_kb() == "empty", timeout=5000)
+        win.refresh_documents()
+    text = win.kb_panel.stats_label.text()
+    assert "empty is empty: drop files or folders" in text and "PDF, Word" in text and "by OCR" in text

@@ -100,3 +100,21 @@ def test_conversation_store_roundtrip_rename_and_forget(tmp_path):
     assert store.load(["b", "z"])[0].kbs == ("b", "z") and not path.exists()
     store.forget_kb("z")
     assert store.load(["b", "z"]) == []
+
+
+def test_the_filter_bar_wraps_instead_of_squeezing_its_fields(qtbot):
+    from desktop_kb.gui.filter_bar import FilterBar
+
+    bar = FilterBar()
+    qtbot.addWidget(bar)
+    bar.show()
+    bar.resize(1600, 40)
+    qtbot.waitUntil(lambda: bar.wrapped is False, timeout=2000)
+    assert bar.date_from.y() == bar.tag.y()  # one line
+    bar.resize(480, 80)
+    qtbot.waitUntil(lambda: bar.wrapped is True, timeout=2000)
+    qtbot.wait(50)
+    assert bar.date_from.y() > bar.tag.y()  # the dates on a second line
+    for field in (bar.tag, bar.folder, bar.ext, bar.owner, bar.dated, bar.clear_btn):
+        assert field.width() >= field.minimumSizeHint().width()
+    assert bar.tag.currentText() == "any tag"
