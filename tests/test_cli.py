@@ -69,3 +69,27 @@ def test_core_never_imports_qt():
            "print(any(m.startswith('PySide6') for m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.stdout.strip() == "False"
+
+
+def test_the_cli_writes_nothing_outside_its_data_folder(tmp_path):
+    """A clean system's home showed onnxruntime's device id (~/.cache/Microsoft/…) after an OCR
+    ingest; the CLI runs with an empty HOME here, reads a scanned page (onnxruntime) and must
+    leave that HOME empty."""
+    import os
+    import subprocess
+    import sys
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    docs, home, data = tmp_path / "docs", tmp_path / "home", tmp_path / "data"
+    docs.mkdir()
+    home.mkdir()
+    img = Image.new("L", (1200, 400), 255)
+    ImageDraw.Draw(img).text((80, 150), "The spare keys are in room B12.", font=ImageFont.load_default(size=40), fill=0)
+    img.save(docs / "scan.png")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "ORT_"))} | {"HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "desktop_kb", "--data-dir", str(data), "ingest", str(docs),
+                           "--kb", "k", "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["ocr"]  # the page was read by OCR (onnxruntime ran)
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []

@@ -68,6 +68,14 @@ def hub_online() -> Iterator[None]:
         )
 
 
+def private_process() -> None:
+    """What the CLI and the app set first: no model hub (offline), no telemetry, and nothing
+    written outside the data folder (onnxruntime otherwise keeps a device id in
+    ~/.cache/Microsoft/DeveloperTools, seen in a clean system's home). Values set by the user stay."""
+    for var in (*_OFFLINE_VARS, "HF_HUB_DISABLE_TELEMETRY", "ORT_DISABLE_TELEMETRY"):
+        os.environ.setdefault(var, "1")
+
+
 def quiet_transformers() -> None:
     """No progress bars or info logs from transformers/sentence-transformers in a desktop app."""
     try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ModelError
 from ..protocols import OcrRead
 from ._common import missing_package
 
@@ -39,7 +40,12 @@ class RapidOcrEngine:
             try:
                 from rapidocr_onnxruntime import RapidOCR
             except ImportError as exc:
-                raise missing_package("rapidocr_onnxruntime", _PIN, "Reading scanned pages (OCR)") from exc
+                if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in ("rapidocr_onnxruntime", ""):
+                    raise missing_package("rapidocr_onnxruntime", _PIN, "Reading scanned pages (OCR)") from exc
+                # installed, but a library it loads is not there (libGL.so.1 on a bare system)
+                raise ModelError(f"Reading scanned pages (OCR) could not start: {exc}",
+                                 "A system library is missing; on Debian or Ubuntu: sudo apt install libgl1 "
+                                 "libxcb1 (every desktop has them).") from exc
             finally:  # opencv-python points Qt at its own plugins on import; the app's Qt keeps its own
                 for key, value in saved.items():
                     if value is None:

@@ -116,6 +116,8 @@ ZH: dict[str, str] = {
     "Rename…": "重命名…",
     "Delete…": "删除…",
     "Check and repair…": "检查并修复…",
+    "Add desktop-kb to your applications menu? It will start this file, {path}; move the file and it can be added again from here.":
+        "要把 desktop-kb 添加到应用程序菜单吗？菜单项会启动此文件：{path}；移动文件后可以在这里重新添加。",
     "Knowledge base {kb}": "知识库 {kb}",
     "{kb} is damaged.": "{kb} 已损坏。",
     "{kb} has no problems.": "{kb} 没有问题。",

@@ -38,6 +38,7 @@ from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
 from .kb_panel import KBPanel
+from .menu_entry import offer_menu_entry
 from .settings_dialog import SettingsDialog
 from .state import GuiState
 from .tasks import TaskHandle, TaskRunner
@@ -138,6 +139,8 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         build_actions(self)
         self._connect()
         self._restore_state()
+        # started from the AppImage: offer a menu entry once, after the window is up
+        QTimer.singleShot(800, self, self._offer_menu_entry)
         self._doc_refresh_timer = QTimer(self)
         self._doc_refresh_timer.setSingleShot(True)
         self._doc_refresh_timer.setInterval(800)
@@ -201,6 +204,10 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
     def _run(self, fn: Callable[[Any], Any], name: str, on_done: Callable[[Any], None] | None = None,
              on_error: Callable[[BaseException], None] | None = None) -> TaskHandle:
         return self.runner.run(fn, name, finished=on_done, failed=on_error or self.show_error)
+
+    def _offer_menu_entry(self) -> None:
+        if self.isVisible() and not self._shut_down:
+            offer_menu_entry(self, self.state)
 
     def show_error(self, exc: BaseException) -> None:
         errors.show_error(self, exc, models_dir=self.settings.models_dir, reembed=self.reembed_kb)

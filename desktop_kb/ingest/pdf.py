@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..errors import CorruptFile, NoExtractableText, PasswordProtected
+from ..errors import CorruptFile, ModelError, NoExtractableText, PasswordProtected
 from ..types import ConvertedDocument, OcrPage, Page
 from .ocr import OcrOptions, PageCounter, needs_ocr, page_text
 
@@ -29,6 +29,7 @@ def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None)
     name = path.name
     scanned: list[OcrPage] = []
     skipped: list[int] = []
+    unavailable = ""  # OCR could not start: the text layer is kept, and the user told
     with _pdfium_lock, path.open("rb") as fh:
         pdf = _open(fh, name, password)
         try:
@@ -41,7 +42,17 @@ def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None)
                     if counter.full:
                         skipped.append(index + 1)
                         continue
-                    read = counter.read(index + 1, _with_page(pdf, index, lambda p: _render(p, ocr.dpi)))
+                    if unavailable:
+                        skipped.append(index + 1)
+                        continue
+                    try:
+                        read = counter.read(index + 1, _with_page(pdf, index, lambda p: _render(p, ocr.dpi)))
+                    except ModelError as exc:
+                        if any(not needs_ocr(t) for t in texts):  # other pages have text: keep those
+                            unavailable = exc.message
+                            skipped.append(index + 1)
+                            continue
+                        raise
                     scanned.append(read)
                     texts[index] = page_text(read) or ("" if ocr.mode == "force" else texts[index])
         finally:
@@ -52,8 +63,10 @@ def convert_pdf(path: Path, password: str | None, ocr: OcrOptions | None = None)
                                     "The scan may be blank, too faint or too small to read.")
         raise NoExtractableText(f"{name} has no extractable text (scanned or empty PDF?).", _ocr_hint(ocr))
     markdown, pages = join_pages(list(enumerate(texts, start=1)))
-    return ConvertedDocument(markdown, pages, path.stem, _warnings(name, pages, skipped, ocr), tuple(scanned),
-                             outline)
+    warnings = _warnings(name, pages, skipped, ocr)
+    if unavailable:
+        warnings = (f"{name}: pages {', '.join(map(str, skipped[:10]))} were not read by OCR: {unavailable}",)
+    return ConvertedDocument(markdown, pages, path.stem, warnings, tuple(scanned), outline)
 
 
 def _outline(pdf: object, limit: int = 2000) -> tuple[tuple[int, str, int], ...]:

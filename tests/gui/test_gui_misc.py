@@ -118,3 +118,28 @@ def test_the_filter_bar_wraps_instead_of_squeezing_its_fields(qtbot):
     for field in (bar.tag, bar.folder, bar.ext, bar.owner, bar.dated, bar.clear_btn):
         assert field.width() >= field.minimumSizeHint().width()
     assert bar.tag.currentText() == "any tag"
+
+
+def test_started_from_the_appimage_it_offers_a_menu_entry_once(qtbot, make_window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop_kb.gui import menu_entry
+
+    image = tmp_path / "desktop-kb-0.1.0-x86_64.AppImage"
+    image.write_bytes(b"\x7fELF")
+    appdir = tmp_path / "appdir"
+    appdir.mkdir()
+    (appdir / "desktop-kb.png").write_bytes(b"png")
+    monkeypatch.setenv("APPIMAGE", str(image))
+    monkeypatch.setenv("APPDIR", str(appdir))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Yes)
+    win = make_window()
+    qtbot.waitUntil(lambda: bool(win.state.get(menu_entry.STATE_KEY)), timeout=5000)
+    entry = menu_entry.menu_entry_file().read_text(encoding="utf-8")
+    assert f'Exec="{image}" %F' in entry and "Icon=desktop-kb" in entry and len(asked) == 1
+    assert (tmp_path / "share/icons/hicolor/256x256/apps/desktop-kb.png").read_bytes() == b"png"
+    menu_entry.remove_menu_entry()
+    assert not menu_entry.offer_menu_entry(win, win.state)  # asked once: not again, even without the entry
+    assert len(asked) == 1 and not menu_entry.menu_entry_file().exists()

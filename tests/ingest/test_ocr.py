@@ -240,3 +240,26 @@ def test_dropped_spaces_are_restored_only_on_lines_that_lost_them() -> None:
     spaced = "to calculate relative anisotropy in hematopoiesis, and to delineate"
     assert restore_spaces(spaced) == spaced
     assert restore_spaces("发票必须在三十天内提交") == "发票必须在三十天内提交"
+
+
+def test_a_pdf_whose_ocr_cannot_start_keeps_its_text_pages(tmp_path):
+    """OCR that cannot load (a system library missing) costs only the pages that needed it."""
+    from filemakers import make_pdf
+
+    from desktop_kb.errors import ModelError
+    from desktop_kb.ingest.ocr import OcrOptions
+    from desktop_kb.ingest.pdf import convert_pdf
+
+    class Broken:
+        def read(self, image):
+            raise ModelError("Reading scanned pages (OCR) could not start: libGL.so.1: cannot open shared object file")
+
+    pdf = tmp_path / "mixed.pdf"
+    pdf.write_bytes(make_pdf([["Hi."], ["The printer code is 4711, and the fax number is 0815 for the office."]]))
+    doc = convert_pdf(pdf, None, OcrOptions(engine=Broken(), mode="auto"))
+    assert "4711" in doc.markdown and not doc.ocr
+    assert any("not read by OCR" in w and "libGL" in w for w in doc.warnings)
+    only_scan = tmp_path / "scan.pdf"
+    only_scan.write_bytes(make_pdf([[]]))
+    with pytest.raises(ModelError):  # nothing else to read: the reason, not an empty document
+        convert_pdf(only_scan, None, OcrOptions(engine=Broken(), mode="auto"))
