@@ -63,7 +63,9 @@ def install_fonts(app: QApplication) -> list[str]:
     # the concrete default family first ("Sans Serif" is only an alias; listed as is, Qt would
     # take the first real family — the CJK one — for Latin text too)
     base = [QFontInfo(font).family()]
-    font.setFamilies(base + [f for f in cjk[:2] if f not in base])
+    # a system without fonts (a bare install): the shipped Latin font draws what the default cannot
+    latin = [f for f in shipped if f not in cjk][:1]
+    font.setFamilies(base + [f for f in latin + cjk[:2] if f not in base])
     app.setFont(font)
     if not cjk:
         log.warning("No Chinese font found: install fonts-noto-cjk or fonts-wqy-microhei, "

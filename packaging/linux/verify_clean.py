@@ -139,7 +139,7 @@ def check_app(c: Clean, cli: list[str], gui: list[str], display: str, label: str
     assert r.returncode == 0, (label, "ingest", r.stdout[-2000:], r.stderr[-3000:])
     report = json.loads(r.stdout)
     out["ingested"] = len(report["added"])
-    out["read_by_ocr"] = [Path(path).name for path, _pages in report.get("ocr", [])]
+    out["read_by_ocr"] = [Path(o["path"] if isinstance(o, dict) else o[0]).name for o in report.get("ocr", [])]
     for key, question, gold in (("answer", QUESTION, "4711"), ("scan_answer", SCAN_QUESTION, "B12")):
         t0 = time.monotonic()
         r = c.as_user(*cli, "ask", question, "--kb", label, "--json")
@@ -155,6 +155,9 @@ def check_app(c: Clean, cli: list[str], gui: list[str], display: str, label: str
     pngs = sorted(p.name for p in (c.root / shots.lstrip("/")).glob("*.png"))
     assert r.returncode == 0 and pngs, (label, "gui", r.stdout[-1500:], r.stderr[-3000:])
     out["screenshots"] = pngs
+    # a system without fonts draws boxes: the bundled fonts must have been found
+    out["fonts_found"] = "No Chinese font found" not in r.stderr
+    assert out["fonts_found"], (label, r.stderr[-2000:])
     return out
 
 
