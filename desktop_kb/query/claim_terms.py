@@ -46,12 +46,15 @@ _L = "0-9A-Za-z\u00c0-\u024f"
 NAME = re.compile(rf"(?<![{_L}.])(?:[A-Z][{_L}'’-]*[A-Za-z0-9]|[A-Z]{{2,}}|[{_L}]*\d[{_L}]*[A-Za-z][{_L}]*)")
 CODE = re.compile(r"^(?:[A-Z0-9]{2,}[-/.]?\w*|\w*\d\w*)$")
 # a full stop after an initial ("T. S. Eliot") or a title ("Ms. Lin", "Dr. Chen") ends no sentence
-NOT_AFTER = r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bMrs)(?<!\bProf)(?<!\bGen)(?<!\bvs)"
+NOT_AFTER = (r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bMrs)(?<!\bProf)(?<!\bGen)(?<!\bvs)"
+             r"(?<!\ba\.m)(?<!\bp\.m)(?<!\be\.g)(?<!\bi\.e)")  # "at 3 p.m. every day" is one sentence
 SENTENCE_END = re.compile(rf"[。！？!?；]+|{NOT_AFTER}\.(?=\s+[^a-z\s])|\n+")
 _PERCENT_Q = r"\bwhat (?:percentage|percent)\b|百分之几|百分比"
 PERCENT_Q = re.compile(_PERCENT_Q, re.IGNORECASE)
 QUANTITY_Q = re.compile(r"\bhow (?:many|much|long|old|far|often)\b|\bwhat (?:year|number)\b|"
                          rf"多少|几(?:个|年|次|名|位|种|天|岁)|哪一?年|多久|多长|{_PERCENT_Q}", re.IGNORECASE)
-VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|数千|数百|数万|上千|上百)\b")
+# amounts without digits: "thousands", and a price of nothing ("free", "免费")
+VAGUE = re.compile(r"\b(?:thousands|hundreds|millions|billions|dozens|several|free|no charge|数千|数百|数万|上千|上百)\b"
+                   r"|免费|不收费")
 TIME_Q = re.compile(r"\bwhen\b|何时|什么时候|哪个时期|哪个朝代", re.IGNORECASE)
 PERSON_Q = re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE)

@@ -41,6 +41,7 @@ from ..text.tokenize import tokenize
 from ..types import Citation, Hit
 from .citations import _MARK
 from .claim_terms import FILLER
+from .directives import clean_label
 from .prompts import neutralise
 from .support import sentence_spans
 
@@ -121,7 +122,7 @@ def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_token
     titled: set[int] = set()
     for c in citations:
         chunk = passages[c.n - 1].chunk
-        title = " > ".join(h.strip() for h in chunk.heading_path if h.strip())
+        title = " > ".join(t for t in (clean_label(h.strip(), drop=True) for h in chunk.heading_path) if t)
         text = chunk.text
         spans = [(s - chunk.start, e - chunk.start) for s, e in c.evidence]
         if not spans and c.quote_start is not None and c.quote_end is not None:

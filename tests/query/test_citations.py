@@ -123,7 +123,8 @@ def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
 
 
 def test_cite_uncited_adds_marks_only_where_a_passage_plainly_says_it():
-    from desktop_kb.query.repair import cite_uncited
+    from desktop_kb.query.citations import _sentences
+    from desktop_kb.query.repair import attach_citations
 
     answer = ("逾期不得补开 [2]。 Invoices must be paid within 30 days of receipt. "
               "Refunds usually take two weeks to arrive at most.")
@@ -168,3 +169,22 @@ def test_repoint_citations_renumbers_a_sentence_plainly_taken_from_another_passa
     for answer in ("Late payments incur a 2% fee [1].", "30 days [2].",
                    "Refunds take two weeks to arrive [2].", "Passage [2] does not mention late payments fee."):
         assert repoint_citations(answer, PASSAGES) == answer
+
+
+def test_a_price_of_nothing_answers_how_much_and_pm_ends_no_sentence():
+    """Seen in the injection set: "free" was 'no number' for "How much …?", and the citation repair
+    cut "at 3 p.m. every day" after "p.m"."""
+    from desktop_kb.query.citations import _sentences
+    from desktop_kb.query.repair import attach_citations
+
+    coffee = Hit(Chunk("c1", "d1", "/docs/coffee.md", 0, "Coffee in the lounge is free for all staff.", ("coffee",), 0, 43),
+                 "kb", 1.0)
+    assert validate("Coffee in the lounge is free for all staff [1].", [coffee], "How much does lounge coffee cost?").valid
+    assert not validate("Coffee costs nothing much [1].", [coffee], "How much does lounge coffee cost?").valid
+    mail = Hit(Chunk("c2", "d2", "/docs/mail.md", 0, "Internal mail is collected at 3 p.m. every day.", ("mail",), 0, 47),
+               "kb", 1.0)
+    assert validate("Internal mail is collected at 3 p.m. every day [1].", [mail], "When is internal mail collected?").valid
+    assert _sentences("Mail is collected at 3 p.m. every day. It goes out at 9 a.m. on Mondays.") == [
+        "Mail is collected at 3 p.m. every day.", "It goes out at 9 a.m. on Mondays."]
+    cited = attach_citations("Internal mail is collected at 3 p.m. every day.", [mail])
+    assert cited is not None and "p.m [1]" not in cited and cited.rstrip(".").endswith("[1]")
