@@ -35,12 +35,17 @@ _SAYS = _SAY_EN[3:-1]
 _AI_EN = (r"(?:\b(?:chat\s?bots?|bots?|language\s+models?|llms?|gpt|(?:ai|a\.i\.)\s+(?:models?|assistants?|systems?)|"
           r"virtual\s+assistants?)\b|\b(?:to|for|dear|hey)\s+(?:the\s+|an?\s+|any\s+)?(?:ai|a\.i\.)\b|"
           r"^\W*(?:ai|a\.i\.)\s*[,:])")
-_WHO_EN = r"(?:assistants?|models?|whoever\s+\w+|anyone\s+\w+ing)"
+_WHO_EN = r"(?:assistants?|whoever\s+\w+|anyone\s+\w+ing)"
 _EN = [
-    re.compile(r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|everything\s+|your\s+)?"
-               r"(?:previous|prior|above|earlier|preceding|system|text|rules?|instructions?|prompts?|guidelines?)",
+    # drop your rules: what came before, your/the system's rules, "the text above" (a law that
+    # overrides "any rule of national law" is no such thing)
+    re.compile(r"\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|everything)\s+)?"
+               r"(?:previous|prior|above|earlier|preceding|system)\b|"
+               r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+(?:of\s+)?)?(?:your|the\s+system'?s?)\s+"
+               r"(?:rules?|instructions?|prompts?|guidelines?)\b|"
+               r"\b(?:ignore|disregard|forget)\s+(?:the\s+)?(?:text|instructions?|rules?|prompt)\s+(?:above|before)\b",
                re.IGNORECASE),
-    re.compile(r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\b[^.!?\n]{0,40}\b(?:act|behave|answer|reply|respond|you)\b|"
+    re.compile(r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\b[^.!?\n]{0,40}\b(?:act\s+as|behave\s+as|answer|reply|respond)\b|"
                r"\bact\s+as\s+(?:an?\s+)?(?:assistant|bot|ai)\b|\b(?:new|system)\s+(?:instructions?|prompt)\s*:",
                re.IGNORECASE),
     re.compile(_AI_EN + r".{0,160}\b(?:" + _SAYS + r"|must|should|always|only|never|please)\b|"
@@ -61,10 +66,13 @@ _SAY_ZH = r"(?:回答|回复|答复|告诉|转告|说成|只说|照此|请说|�
 _ZH = [
     re.compile(r"(?:忽略|无视|忘记|忘掉|不要理会)[^。！？\n]{0,8}(?:之前|以上|前面|所有|上述|全部)?[^。！？\n]{0,6}"
                r"(?:指令|指示|规则|提示|要求|说明|内容)"),
-    re.compile(r"你现在是|从现在起|扮演|假装你是"),
+    # a role for the model, not one in a film or a game ("他在片中扮演母亲", "玩家扮演探险家")
+    re.compile(r"你现在是|从现在起你|(?:你|请)(?:现在)?(?:要)?扮演|假装你是"),
     re.compile(_ADDRESSEE_ZH + r"[^。！？\n]{0,40}" + _SAY_ZH + "|" + _SAY_ZH + r"[^。！？\n]{0,20}" + _ADDRESSEE_ZH),
     re.compile(r"^\W*(?:请)?(?:(?:回答|回复|答复)(?:说|道|：|:|[^。！？\n]{0,8}(?:是|为))|告诉用户|转告)"),
-    re.compile(r"告诉(?:所有人|大家|用户|读者|每个人|员工们)|(?:把|将)[^。！？\n]{0,16}说成"),
+    # told to pass a statement on ("请告诉所有人…", "请把时间说成…"), not a report ("他告诉大家…")
+    re.compile(r"(?:请|要|务必|必须|一律)(?:你)?告诉(?:所有人|大家|用户|读者|每个人|员工们)|"
+               r"(?:请|要|务必)(?:你)?(?:把|将)[^。！？\n]{0,16}说成"),
     re.compile(r"正确(?:的)?(?:答案|回答|答复)(?:是|为)"),
 ]
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)")

@@ -123,8 +123,7 @@ def test_attach_citations_only_when_every_sentence_comes_from_a_passage():
 
 
 def test_cite_uncited_adds_marks_only_where_a_passage_plainly_says_it():
-    from desktop_kb.query.citations import _sentences
-    from desktop_kb.query.repair import attach_citations
+    from desktop_kb.query.repair import cite_uncited
 
     answer = ("逾期不得补开 [2]。 Invoices must be paid within 30 days of receipt. "
               "Refunds usually take two weeks to arrive at most.")
@@ -176,6 +175,7 @@ def test_a_price_of_nothing_answers_how_much_and_pm_ends_no_sentence():
     cut "at 3 p.m. every day" after "p.m"."""
     from desktop_kb.query.citations import _sentences
     from desktop_kb.query.repair import attach_citations
+
 
     coffee = Hit(Chunk("c1", "d1", "/docs/coffee.md", 0, "Coffee in the lounge is free for all staff.", ("coffee",), 0, 43),
                  "kb", 1.0)

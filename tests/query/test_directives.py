@@ -26,6 +26,11 @@ POLICY = [  # instructions to people, facts about AI teams: not directives
     "Ignore the noise from the construction site.", "From now on, the office opens at 8.",
     "请在出差结束后十五个工作日内提交报销单。", "行政助理负责回答访客问题。", "员工须告诉主管请假原因。", "请回复客户的邮件。",
     "模型训练需要两周。", "AI团队必须在六月前提交报告。",
+    # narrative and law from the shared eval corpora that an earlier rule took for directives
+    "亚当·萨维奇和杰米·海纳曼扮演了电影《达尔文奖》里的两个军用垃圾贩子。", "玩家扮演一个驾驶宇宙飞船的探险家角色。",
+    "他在战争的后半段扮演重要角色。", "他告诉大家会议推迟了。", "It's only fair that, from now on, you should pay more for oil.",
+    "UK courts have a duty to override any rule of national law found to be inconsistent.",
+    "From now on, you must badge in at the gate.",
 ]
 
 
