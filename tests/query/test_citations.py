@@ -176,7 +176,6 @@ def test_a_price_of_nothing_answers_how_much_and_pm_ends_no_sentence():
     from desktop_kb.query.citations import _sentences
     from desktop_kb.query.repair import attach_citations
 
-
     coffee = Hit(Chunk("c1", "d1", "/docs/coffee.md", 0, "Coffee in the lounge is free for all staff.", ("coffee",), 0, 43),
                  "kb", 1.0)
     assert validate("Coffee in the lounge is free for all staff [1].", [coffee], "How much does lounge coffee cost?").valid
