@@ -140,7 +140,9 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
     def mount(size: str) -> Path:
         if mounted:
             subprocess.run(["umount", str(mnt)], check=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], check=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True)
+        if done.returncode != 0:  # a container without the right to mount (the faked-disk tests still run)
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
         mounted[:] = [size]
         return mnt
 
