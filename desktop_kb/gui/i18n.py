@@ -127,6 +127,7 @@ ZH: dict[str, str] = {
     "Repairing {kb}…": "正在修复 {kb}…",
     "{kb} is repaired.": "{kb} 已修复。",
     "{kb} is still damaged.": "{kb} 仍有损坏。",
+    "{kb} is damaged: repair it first (right-click it: Check and repair…).": "{kb} 已损坏：请先修复（右键点击它：检查并修复…）。",
     "Documents": "文档",
     "Add folder…": "添加文件夹…",
     "Add files…": "添加文件…",

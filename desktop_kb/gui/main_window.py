@@ -83,6 +83,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.conversations = ConversationStore(self.settings.data_dir)
         self._ingest: TaskHandle | None = None
         self._ingest_queue: list[tuple[str, list[str] | None, bool]] = []  # (kb, paths, sync); None: re-embed kb
+        self.damaged: set[str] = set()  # knowledge bases kb check found damaged: read-only until repaired
         self._refresh_gen = 0
         self._docs_gen = 0
         self._view_gen = 0

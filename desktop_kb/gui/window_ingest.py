@@ -89,6 +89,10 @@ class IngestWiring:
 
     def _start_ingest(self, kb: str, paths: list[str] | None, sync: bool = False) -> TaskHandle | None:
         """``paths`` None: re-embed ``kb``."""
+        if kb in self.damaged:  # read-only until repaired: nothing is written into a damaged base
+            self.statusBar().showMessage(tr("{kb} is damaged: repair it first (right-click it: Check and repair…).",
+                                            kb=kb), 10000)
+            return None
         if self._ingest is not None:
             self._ingest_queue.append((kb, paths, sync))
             if not sync:

@@ -84,6 +84,10 @@ class KBWiring:
         lib = self.lib
 
         def shown(health: Any) -> None:
+            if health.ok:
+                self.damaged.discard(kb)
+            else:
+                self.damaged.add(kb)  # read-only (searching still works) until repaired
             self.damaged_dialog = DamagedDialog(self, health, lambda: self.repair_kb(kb))
             self.damaged_dialog.open()
 
@@ -96,6 +100,8 @@ class KBWiring:
         self.statusBar().showMessage(tr("Repairing {kb}…", kb=kb))
 
         def repaired(report: Any) -> None:
+            if report.after.ok:
+                self.damaged.discard(kb)
             box = QMessageBox(QMessageBox.Icon.Information if report.after.ok else QMessageBox.Icon.Warning,
                               tr("Knowledge base {kb}", kb=kb),
                               tr("{kb} is repaired.", kb=kb) if report.after.ok else tr("{kb} is still damaged.", kb=kb),

@@ -254,11 +254,14 @@ def test_a_damaged_base_shows_what_is_wrong_and_repairs(qtbot, make_window, docs
     dlg = win.damaged_dialog
     assert "damaged" in dlg.text() and "The index cannot be read" in dlg.informativeText()
     assert dlg.repair_btn is not None
+    assert win.ingest_paths([str(docs)], kb=kb) is None  # read-only until repaired: nothing written
+    assert "repair it first" in win.statusBar().currentMessage()
     qtbot.mouseClick(dlg.repair_btn, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: getattr(win, "repaired_dialog", None) is not None and win.repaired_dialog.isVisible(),
                     timeout=20000)
     assert "repaired" in win.repaired_dialog.text() and "rebuilt the index" in win.repaired_dialog.informativeText()
     assert win.lib.check_kb(kb).ok and win.lib.search("invoice", kbs=[kb])
+    assert kb not in win.damaged  # writable again
     assert isinstance(win.repaired_dialog, QMessageBox)
 
 
