@@ -153,6 +153,10 @@ def run_screenshots(app: QApplication, out_dir: Path, *, data_dir: str | None = 
     def steps() -> Generator[Any, Any, None]:
         win = window("en")
         yield 200
+        win.create_kb("demo")  # the first screen of a new base: what to drop, what is read
+        yield win.documents_refreshed
+        yield 200
+        _save(win, out_dir / "empty-kb.png", saved)
         win.ingest_paths([str(docs[0].parent)], kb="demo")
         report = yield win.ingest_finished
         if report is None or not report.added:

@@ -16,5 +16,5 @@ def test_screenshot_scenario_saves_pngs(qtbot, tmp_path):
     out = tmp_path / "shots"
     assert run_screenshots(QApplication.instance(), out, data_dir=str(tmp_path / "none"), fake=True) == 0
     names = sorted(p.name for p in out.glob("*.png"))
-    assert names == ["first-run.png", "main-en.png", "main-zh.png", "pdf-page-view.png", "settings.png"]
+    assert names == ["empty-kb.png", "first-run.png", "main-en.png", "main-zh.png", "pdf-page-view.png", "settings.png"]
     assert all(p.stat().st_size > 20_000 for p in out.glob("*.png"))
