@@ -2,7 +2,9 @@
 
 Skipped unless the built folder exists (``packaging/build.sh`` → ``dist/desktop-kb``, or
 ``DESKTOP_KB_FROZEN_DIR``) or ``DESKTOP_KB_BUILD_FROZEN=1`` asks to build it first
-(``packaging/build.sh --skip-setup --no-archive``, several minutes).
+(``packaging/build.sh --skip-setup --no-archive``, several minutes; it bundles only the
+shippable all-CPU llama.cpp, which .ci/run sets up: with a developer's host-only build, set
+``DESKTOP_KB_BUNDLE_HOST_LLAMA=1`` too).
 
 Every run gets an empty HOME/XDG folders and its own ``--data-dir``, so the models of the developer's
 data folder are invisible: the answer must come from the bundle's own ``models/``. Networking is
