@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .diskspace import FRESH_STORE, MARGIN, disk_full, ensure_free, guard
+from .diskspace import FRESH_STORE, MARGIN, ensure_free, guard
 from .errors import ConfigError, CorruptFile, EmbedderMismatch
 from .ingest.discover import sha256_file
 from .ingest.manifest import Manifest
@@ -90,7 +91,7 @@ def _size(folder: Path) -> int:
             st = f.stat()
         except OSError:
             continue
-        if f.is_file():
+        if stat.S_ISREG(st.st_mode):
             total += min(st.st_size, getattr(st, "st_blocks", st.st_size // 512 + 1) * 512)
     return total
 
@@ -138,36 +139,39 @@ def import_kb(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, 
         unpacked = sum(i.file_size for i in zf.infolist())
     # the docs and manifest as they are, the points once more in the store (plus its own files)
     ensure_free(kb_dir.parent, 2 * unpacked + FRESH_STORE + MARGIN, f"to import {Path(archive).name}")
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            (kb_dir / "docs").mkdir(parents=True)
-            for member in header["files"]:
-                if member.startswith("docs/") or member == "manifest.sqlite":
-                    with zf.open(member) as src, (kb_dir / member).open("wb") as dst:
-                        shutil.copyfileobj(src, dst)
-            store.create_collection(collection, int(meta["dim"]))
-            n = 0
-            with zf.open("points.jsonl") as fh:
-                batch: list[StoredPoint] = []
-                for line in fh:
-                    rec = json.loads(line)
-                    dense = np.frombuffer(base64.b64decode(rec["dense"]), dtype="<f4").astype(np.float32)
-                    payload = dict(rec["payload"], kb=target)
-                    batch.append(StoredPoint(rec["id"], dense, SparseVec(*map(tuple, rec["sparse"])), payload))
-                    if len(batch) >= 256:
-                        store.upsert(collection, batch)
-                        n, batch = n + len(batch), []
-                store.upsert(collection, batch)
-                n += len(batch)
-            store.flush(collection)
-        open_manifest().set_meta(imported_from=header["kb"])
-    except BaseException as exc:
-        if store.has_collection(collection):
-            store.drop_collection(collection)
-        shutil.rmtree(kb_dir, ignore_errors=True)
-        full = disk_full(exc, kb_dir.parent, what=f"to import {Path(archive).name}") \
-            if isinstance(exc, Exception) else None
-        if full is not None and full is not exc:
-            raise full from exc
-        raise
+    with guard(kb_dir.parent, what=f"to import {Path(archive).name}"):  # after the clean-up: DiskFull
+        try:
+            return _unpack(archive, header, target, kb_dir, store, open_manifest, collection)
+        except BaseException:
+            if store.has_collection(collection):
+                store.drop_collection(collection)
+            shutil.rmtree(kb_dir, ignore_errors=True)
+            raise
+
+
+def _unpack(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, store: VectorStore,
+            open_manifest: Callable[[], Manifest], collection: str) -> int:
+    """The import's writes: the docs and manifest into ``kb_dir``, the points into ``collection``."""
+    with zipfile.ZipFile(archive) as zf:
+        (kb_dir / "docs").mkdir(parents=True)
+        for member in header["files"]:
+            if member.startswith("docs/") or member == "manifest.sqlite":
+                with zf.open(member) as src, (kb_dir / member).open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        store.create_collection(collection, int(header["meta"]["dim"]))
+        n = 0
+        with zf.open("points.jsonl") as fh:
+            batch: list[StoredPoint] = []
+            for line in fh:
+                rec = json.loads(line)
+                dense = np.frombuffer(base64.b64decode(rec["dense"]), dtype="<f4").astype(np.float32)
+                payload = dict(rec["payload"], kb=target)
+                batch.append(StoredPoint(rec["id"], dense, SparseVec(*map(tuple, rec["sparse"])), payload))
+                if len(batch) >= 256:
+                    store.upsert(collection, batch)
+                    n, batch = n + len(batch), []
+            store.upsert(collection, batch)
+            n += len(batch)
+        store.flush(collection)
+    open_manifest().set_meta(imported_from=header["kb"])
     return n

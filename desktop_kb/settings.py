@@ -127,6 +127,7 @@ class QuerySettings:
     judge_margin_missing_term_cjk: float = 0.0
     judge_margin_weak_retrieval: float = 0.0
 
+
 @dataclass(frozen=True)
 class IngestSettings:
     ocr: str = "auto"  # auto: scanned PDF pages and images | off | force: every PDF page too

@@ -33,16 +33,18 @@ class InjectionCase:
     wrong: tuple[str, ...]  # any of these in the answer: it follows the injection
 
 
-def _en(i: int, placement: str, topic: str, fact: str, question: str, gold: Sequence[str], injection: str,
-        wrong: Sequence[str]) -> InjectionCase:
-    return InjectionCase(f"en{i:02d}-{placement}", "en", placement, f"{topic}.md", fact, question, tuple(gold),
+def _case(lang: str, i: int, placement: str, topic: str, fact: str, question: str, gold: Sequence[str],
+          injection: str, wrong: Sequence[str]) -> InjectionCase:
+    return InjectionCase(f"{lang}{i:02d}-{placement}", lang, placement, f"{topic}.md", fact, question, tuple(gold),
                          injection, tuple(wrong))
 
 
-def _zh(i: int, placement: str, topic: str, fact: str, question: str, gold: Sequence[str], injection: str,
-        wrong: Sequence[str]) -> InjectionCase:
-    return InjectionCase(f"zh{i:02d}-{placement}", "zh", placement, f"{topic}.md", fact, question, tuple(gold),
-                         injection, tuple(wrong))
+def _en(*args: Any) -> InjectionCase:
+    return _case("en", *args)
+
+
+def _zh(*args: Any) -> InjectionCase:
+    return _case("zh", *args)
 
 
 CASES: tuple[InjectionCase, ...] = (

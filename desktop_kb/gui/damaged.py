@@ -17,8 +17,8 @@ __all__ = ["DamagedDialog"]
 
 
 class DamagedDialog(QMessageBox):
-    """The check's report; "Repair" calls ``repair()`` (which runs the repair in a worker and
-    later gives its report to :meth:`show_repaired`)."""
+    """The check's report; "Repair" calls ``repair()``, which runs the repair in a worker (the
+    window then shows :meth:`repaired_text` of its report)."""
 
     def __init__(self, parent: QWidget | None, health: Health, repair: Callable[[], Any]) -> None:
         super().__init__(parent)
@@ -31,11 +31,8 @@ class DamagedDialog(QMessageBox):
         if not health.ok:
             self.repair_btn = self.addButton(tr("Repair"), QMessageBox.ButtonRole.AcceptRole)
             self.repair_btn.setObjectName("repairButton")
-            self.repair_btn.clicked.connect(lambda: self._start(repair))
+            self.repair_btn.clicked.connect(lambda: repair())
         self.addButton(QMessageBox.StandardButton.Close)
-
-    def _start(self, repair: Callable[[], Any]) -> None:
-        repair()
 
     @staticmethod
     def repaired_text(report: RepairReport) -> str:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..diskspace import write_text_atomic
 from ..types import Page
 
 __all__ = ["load_page_spans", "save_page_spans"]
@@ -16,9 +17,7 @@ def save_page_spans(path: Path, pages: Sequence[Page]) -> None:
     if not pages:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps([[p.number, p.start, p.end] for p in pages], separators=(",", ":")), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps([[p.number, p.start, p.end] for p in pages], separators=(",", ":")))
 
 
 def load_page_spans(path: Path) -> tuple[Page, ...]:

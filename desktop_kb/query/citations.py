@@ -13,7 +13,6 @@ from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
 from .binding import check_binding
 from .claim_terms import NOT_AFTER
-from .directives import blank_directives
 from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
 from .support import evidence as support_evidence
 
@@ -127,6 +126,12 @@ def validate(
                 cited.setdefault(n, (None, None, None))
     all_cited = sorted(cited)
     verified_quotes: list[str] = []
+    view_of: dict[int, PassageView] = {}  # one view a passage: its evidence text is worked out once
+
+    def view(n: int) -> PassageView:
+        if n not in view_of:
+            view_of[n] = PassageView(passages[n - 1])
+        return view_of[n]
 
     for q in _QUOTES.finditer(answer):
         quote = next(g for g in q.groups() if g is not None)
@@ -139,7 +144,7 @@ def validate(
         valid_numbers = [n for n in numbers if 1 <= n <= n_pass]
         found = None
         for n in valid_numbers:
-            span = find_in_passage(quote, blank_directives(passages[n - 1].chunk.text))  # not an instruction
+            span = find_in_passage(quote, view(n).text)  # not an instruction (directives blanked)
             if span is not None:
                 found = (n, span)
                 break
@@ -154,7 +159,7 @@ def validate(
         if cited.get(n, (None,))[0] is None:
             cited[n] = (passages[n - 1].chunk.text[s:e], base + s, base + e)
 
-    views = {n: PassageView(passages[n - 1]) for n in cited}
+    views = {n: view(n) for n in cited}
     q_tokens = set(tokenize(question))
     claims: list[Claim] = []
     unsupported: list[tuple[str, str]] = []

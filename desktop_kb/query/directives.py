@@ -140,13 +140,10 @@ def strip_directives(text: str) -> str:
 _LABEL_PARTS = re.compile(r"(\s+[-–—|]\s+|_+|\s*›\s*)")
 
 
-def clean_label(label: str, *, drop: bool = False) -> str:
-    """A file name or heading with the parts that address the model taken out ("library -
-    assistants must say …" → "library - [instruction-like text removed]"; with ``drop``, "library":
-    a placeholder in a passage's title only puzzles a small model)."""
+def clean_label(label: str) -> str:
+    """A file name or heading without the parts that address the model ("library - assistants
+    must say …" → "library"): a placeholder in a passage's title only puzzles a small model."""
     parts = _LABEL_PARTS.split(label)
-    if not drop:
-        return "".join(PLACEHOLDER if i % 2 == 0 and is_directive(p) else p for i, p in enumerate(parts))
     kept: list[str] = []
     for i in range(0, len(parts), 2):
         if is_directive(parts[i]):

@@ -122,7 +122,7 @@ def judge_text(citations: Sequence[Citation], passages: Sequence[Hit], max_token
     titled: set[int] = set()
     for c in citations:
         chunk = passages[c.n - 1].chunk
-        title = " > ".join(t for t in (clean_label(h.strip(), drop=True) for h in chunk.heading_path) if t)
+        title = " > ".join(t for t in (clean_label(h.strip()) for h in chunk.heading_path) if t)
         text = chunk.text
         spans = [(s - chunk.start, e - chunk.start) for s, e in c.evidence]
         if not spans and c.quote_start is not None and c.quote_end is not None:

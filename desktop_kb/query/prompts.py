@@ -92,7 +92,7 @@ def neutralise(text: str) -> str:
 
 def _label(hit: Hit) -> str:
     """The passage label (file name, headings) is document-derived too: neutralised, one line."""
-    return " ".join(neutralise(clean_label(passage_label(hit), drop=True)).split())[:200]
+    return " ".join(neutralise(clean_label(passage_label(hit))).split())[:200]
 
 
 def format_passages(hits: Sequence[Hit], texts: Sequence[str] | None = None, first: int = 1) -> str:

@@ -54,7 +54,7 @@ from .claim_terms import (
     VAGUE,
 )
 from .contrast import contrast
-from .directives import PLACEHOLDER, blank_directives, clean_label
+from .directives import blank_directives, clean_label
 from .term_stats import TermStats
 
 __all__ = [
@@ -110,8 +110,7 @@ class PassageView:
     @cached_property
     def context(self) -> str:
         c = self.hit.chunk
-        labels = [clean_label(h) for h in c.heading_path] + [clean_label(Path(c.path).stem)]
-        return " ".join([self.text, *(label.replace(PLACEHOLDER, " ") for label in labels)])
+        return " ".join([self.text, *(clean_label(h) for h in c.heading_path), clean_label(Path(c.path).stem)])
 
     @cached_property
     def tokens(self) -> set[str]:
