@@ -26,6 +26,20 @@ case "$LLAMA_BUILD" in
   *) echo "[setup] DESKTOP_KB_LLAMA_BUILD must be host or all, not '$LLAMA_BUILD'" >&2; exit 2 ;;
 esac
 mkdir -p "$WHEELS"
+# Whether a llama-cpp-python wheel is of the given build kind: "all" ships one CPU backend per
+# instruction-set level (libggml-cpu-<variant>), "host" has the backend built in.
+wheel_is() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import re, sys, zipfile
+kind, path = sys.argv[1], sys.argv[2]
+try:
+    names = zipfile.ZipFile(path).namelist()
+except (OSError, zipfile.BadZipFile):
+    sys.exit(1)
+variants = any(re.search(r"ggml-cpu-[^/]+\.(so|dll|dylib)$", n) for n in names)
+sys.exit(0 if variants == (kind == "all") else 1)
+PYEOF
+}
 stamp=".venv/.desktop-kb-setup"
 want="$( (cat pyproject.toml scripts/setup.sh; echo "$LLAMA_BUILD") | sha1sum | cut -c1-16)"
 
@@ -38,10 +52,25 @@ fi
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "import llama_cpp, desktop_kb" 2>/dev/null; then
   echo "[setup] up to date"
 else
+  # A cached wheel of the other kind (an all-CPU folder holding a host build, say) is thrown away.
+  for cached in "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl; do
+    if [ -f "$cached" ] && ! wheel_is "$LLAMA_BUILD" "$cached"; then
+      echo "[setup] $cached is not a $LLAMA_BUILD build; removing it" >&2
+      rm -f "$cached"
+    fi
+  done
   if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     echo "[setup] compiling llama-cpp-python $LLAMA_VERSION for $LLAMA_BUILD CPUs (once; cached in $WHEELS)…"
+    # --no-cache-dir: pip's own wheel cache is keyed by the source archive, not by CMAKE_ARGS, so it
+    # would hand back the wheel of the other build kind if that was compiled first
     CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \
-      .venv/bin/python -m pip wheel --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+      .venv/bin/python -m pip wheel --no-cache-dir --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+    built=("$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
+    if ! wheel_is "$LLAMA_BUILD" "${built[0]}"; then
+      echo "[setup] the compiled wheel is not a $LLAMA_BUILD build (CMAKE_ARGS set outside?)" >&2
+      rm -f "${built[0]}"
+      exit 1
+    fi
   fi
   # the cached wheel, also over an installed one of the same version built the other way; then
   # its dependencies (numpy, diskcache, …) with torch: the CPU wheel of this exact version (any
