@@ -55,7 +55,7 @@ else
   # A cached wheel of the other kind (an all-CPU folder holding a host build, say) is thrown away.
   for cached in "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl; do
     if [ -f "$cached" ] && ! wheel_is "$LLAMA_BUILD" "$cached"; then
-      echo "[setup] $cached is not a $LLAMA_BUILD build; removing it" >&2
+      echo "[setup] $cached is not of the '$LLAMA_BUILD' build kind; removing it" >&2
       rm -f "$cached"
     fi
   done
@@ -67,7 +67,7 @@ else
       .venv/bin/python -m pip wheel --no-cache-dir --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
     built=("$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
     if ! wheel_is "$LLAMA_BUILD" "${built[0]}"; then
-      echo "[setup] the compiled wheel is not a $LLAMA_BUILD build (CMAKE_ARGS set outside?)" >&2
+      echo "[setup] the compiled wheel is not of the '$LLAMA_BUILD' build kind (CMAKE_ARGS set outside?)" >&2
       rm -f "${built[0]}"
       exit 1
     fi
