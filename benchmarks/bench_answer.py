@@ -55,7 +55,7 @@ class Spy:
         self.calls.append({"messages": list(messages), "json": False, "judge": True})
         return self.inner.yes_no(messages, **kw)
 
-    def answer_span(self, messages: Any, **kw: Any) -> tuple[float, str] | None:
+    def answer_span(self, messages: Any, **kw: Any) -> Any:
         """The span judge's call (without it the pipeline would judge by yes/no instead)."""
         self.calls.append({"messages": list(messages), "json": False, "judge": True})
         return self.inner.answer_span(messages, **kw)

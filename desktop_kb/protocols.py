@@ -21,6 +21,7 @@ __all__ = [
     "ScoredRecord",
     "SearchFilter",
     "SpanJudge",
+    "SpanReading",
     "SparseEncoder",
     "SparseVec",
     "StoredPoint",
@@ -109,14 +110,31 @@ class YesNoScorer(Protocol):
     def yes_no(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> float | None: ...
 
 
+@dataclass(frozen=True)
+class SpanReading:
+    """What a :class:`SpanJudge` read in one call: ``score``, log P(a first word that is not the
+    refusal) − log P(the refusal); ``span``, its greedy reply's first line; ``refusal``, log P of
+    the refusal as the first word; ``span_logp``, log P of the reply's tokens; and, when a
+    ``candidate`` reply was given, ``candidate_logp``, log P of the reply being those words
+    (teacher-forced, at most ``candidate_tokens`` of them)."""
+
+    score: float
+    span: str
+    refusal: float = 0.0
+    span_logp: float = 0.0
+    candidate_logp: float | None = None
+    candidate_tokens: int = 0
+
+
 @runtime_checkable
 class SpanJudge(Protocol):
     """A generator that can, in one call, weigh a refusal against any other reply as its first
-    word and say its reply's first line: (log P(not ``refusal``) − log P(``refusal``), the reply)
-    (``None``: this model cannot say)."""
+    word, say its reply's first line and how likely a given ``candidate`` reply was
+    (:class:`SpanReading`; ``None``: this model cannot say)."""
 
     def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
-                    max_tokens: int = 24, cancel: CancelToken | None = None) -> tuple[float, str] | None: ...
+                    candidate: str = "", max_tokens: int = 24,
+                    cancel: CancelToken | None = None) -> SpanReading | None: ...
 
 
 @runtime_checkable

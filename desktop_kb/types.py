@@ -158,6 +158,9 @@ class Answerability:
     missing_terms: tuple[str, ...] = ()  # key terms of the question no cited passage has
     span: str = ""  # the evidence's own answer to the question, as the judge read it
     bound: bool = True  # the answer given says what that span says
+    core: str = ""  # the answer's own words (those the question does not have)
+    core_odds: float | None = None  # log P(the judge replies with them) − log P(it refuses)
+    core_gap: float | None = None  # log P(them) − log P(the judge's own reply)
 
 
 @dataclass(frozen=True)

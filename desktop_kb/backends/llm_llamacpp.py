@@ -17,12 +17,18 @@ import numpy as np
 
 from ..errors import Cancelled, GenerationError, ModelError, ModelNotInstalled
 from ..progress import CancelToken
-from ..protocols import ChatMessage
+from ..protocols import ChatMessage, SpanReading
 from ._common import missing_package
 from .llama_cpu import load_cpu_backend
 from .llama_prompt import ChatTemplate, PrefixCache, log_odds
 
 __all__ = ["GGUF_MAGIC", "LlamaCppGenerator"]
+
+
+def _log_softmax(logits: Any) -> Any:
+    row = np.asarray(logits, dtype=np.float64)
+    return row - np.logaddexp.reduce(row)
+
 
 GGUF_MAGIC = b"GGUF"
 
@@ -144,10 +150,13 @@ class LlamaCppGenerator:
             raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
 
     def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
-                    max_tokens: int = 24, cancel: CancelToken | None = None) -> tuple[float, str] | None:
+                    candidate: str = "", max_tokens: int = 24,
+                    cancel: CancelToken | None = None) -> SpanReading | None:
         """One prefill and a few greedy tokens: log P(a reply that is not ``refusal``) − log
-        P(``refusal``) for the reply's first token, and the reply's first line (at most
-        ``max_tokens``). ``None`` for a model without a chat template."""
+        P(``refusal``) for the reply's first token, the reply's first line (at most
+        ``max_tokens``), and how likely the reply ``candidate`` was (its tokens teacher-forced in
+        one batch from where they leave the greedy reply). ``None`` for a model without a chat
+        template."""
         with self._lock:
             llm, template = self._ready_locked(cancel)
             if template is None:
@@ -155,23 +164,52 @@ class LlamaCppGenerator:
             refuse = self._first_ids(llm, [v for w in refusal for v in (w, " " + w, w.capitalize(), w.upper())])
             stop = set(self._first_ids(llm, [template.eos], special=True)) if template.eos else set()
             stop.add(llm.token_eos())
+            forced = llm.tokenize(candidate.encode(), add_bos=False, special=False)[:max_tokens] if candidate else []
             out: list[int] = []
-            row = np.asarray(self._first_logits(llm, template, messages), dtype=np.float64)
+            row = _log_softmax(self._first_logits(llm, template, messages))
+            start = llm.n_tokens  # where the reply begins
             try:
-                no = float(np.logaddexp.reduce(row[refuse]) - np.logaddexp.reduce(row))  # log P(refusal)
+                no = float(np.logaddexp.reduce(row[refuse]))  # log P(refusal)
                 score = float(np.log(-np.expm1(min(no, -1e-9)))) - no
+                span_logp, forced_logp, shared = 0.0, 0.0, 0
                 for _ in range(max_tokens):
                     if cancel is not None and cancel.cancelled:
                         raise Cancelled()
                     tok = int(np.argmax(row))
+                    if shared == len(out) < len(forced):
+                        forced_logp += float(row[forced[shared]])  # the candidate's next token, here
+                        shared += int(forced[shared] == tok)
                     if tok in stop or b"\n" in llm.detokenize([tok]):
                         break
                     out.append(tok)
+                    span_logp += float(row[tok])
                     llm.eval([tok])
-                    row = np.asarray(self._logits(llm), dtype=np.float64)
+                    row = _log_softmax(self._logits(llm))
+                candidate_logp = None
+                if forced:
+                    candidate_logp = forced_logp + self._forced_logp(llm, start + shared, forced[shared:])
             except (ValueError, RuntimeError) as exc:
                 raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
-            return score, llm.detokenize(out).decode("utf-8", "ignore").strip()
+            return SpanReading(score, llm.detokenize(out).decode("utf-8", "ignore").strip(), round(no, 4),
+                               round(span_logp, 4), candidate_logp, len(forced))
+
+    def _forced_logp(self, llm: Any, at: int, tokens: Sequence[int]) -> float:
+        """log P of ``tokens[1:]`` after ``tokens[0]`` … placed at position ``at`` (the first
+        token's own probability is the caller's): one batch, the logits of every position."""
+        if len(tokens) < 2:
+            return 0.0
+        feed = list(tokens[:-1])
+        llm.n_tokens = at
+        llm._ctx.kv_cache_seq_rm(-1, at, -1)
+        llm._batch.set_batch(batch=feed, n_past=at, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[at:at + len(feed)] = feed
+        llm.n_tokens = at + len(feed)
+        total = 0.0
+        for i, nxt in enumerate(tokens[1:]):
+            row = np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(llm.n_vocab(),))
+            total += float(_log_softmax(row)[nxt])
+        return total
 
     @staticmethod
     def _logits(llm: Any) -> Any:

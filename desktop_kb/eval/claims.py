@@ -145,7 +145,7 @@ def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoSco
         if checked.answerability is not None:
             a = checked.answerability
             rec |= {"judge_span": a.span, "judge_bound": a.bound, "missing_terms": list(a.missing_terms),
-                    "threshold": a.threshold}
+                    "threshold": a.threshold, "core": a.core, "core_odds": a.core_odds, "core_gap": a.core_gap}
         if checked.accepted and checked.text != r.answer:
             rec["text"] = checked.text  # as repaired (a citation renumbered, a sentence removed)
         if r.expect is not None:

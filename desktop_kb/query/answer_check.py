@@ -224,7 +224,8 @@ def check_answer(
         return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
     if verdict is None:
         return result
-    signals = replace(signals, judge_score=verdict.score, span=verdict.span, bound=verdict.bound)
+    signals = replace(signals, judge_score=verdict.score, span=verdict.span, bound=verdict.bound,
+                      core=verdict.core, core_odds=verdict.core_odds, core_gap=verdict.core_gap)
     result = replace(result, judge_score=verdict.score, answerability=signals)
     if verdict.answers:
         return result

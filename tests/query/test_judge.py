@@ -259,9 +259,11 @@ class SpanScorer:
         self.score, self.span = score, span
         self.calls: list[list[dict[str, str]]] = []
 
-    def answer_span(self, messages, *, refusal=("none",), max_tokens=24, cancel=None):
+    def answer_span(self, messages, *, refusal=("none",), candidate="", max_tokens=24, cancel=None):
+        from desktop_kb.protocols import SpanReading
+
         self.calls.append(list(messages))
-        return self.score, self.span
+        return SpanReading(self.score, self.span)
 
 
 CONTRACT = "The contract was signed by Ms. Lin and approved by Mr. Park."
@@ -302,3 +304,40 @@ def test_a_low_score_withholds_the_answer_whatever_the_span():
                            options=CheckOptions(threshold=0.0), scorer=SpanScorer(-1.5, "none"))
     assert not checked.accepted and checked.judge_score == -1.5 and checked.answerability.bound
     assert "does not state \u201cMr. Park\u201d as the answer" in checked.problems[0]
+
+
+@pytest.mark.parametrize(("question", "answer", "core"), [
+    ("Who approved the contract?", "The contract was approved by Ms. Lin [1].", "Ms. Lin"),
+    ("Who approved the contract?", "Mr. Park [1].", "Mr. Park"),
+    ("Where do refunds go?", "Refunds go to the original card [1].", "original card"),
+    ("Why did Berlin Huguenots switch to German?",
+     "They switched to German in protest against the occupation of Prussia [1].",
+     "protest against the occupation of Prussia"),
+    ("背斑眶锯雀鲷一般会生活在水深多少的海域？", "水深0至12公尺 [1]。", "0至12公尺"),
+    ("吕理政退休后，由谁接任？", "吕理政退休后，由王长华接任 [1]。", "王长华"),
+    ("Who approved the contract?", "Approved the contract [1].", ""),  # nothing but the question's words
+])
+def test_the_core_of_an_answer_is_what_the_question_does_not_say(question, answer, core):
+    from desktop_kb.query.judge import answer_core
+
+    assert answer_core(question, answer) == core
+
+
+def test_the_judge_asks_how_likely_the_answers_core_was():
+    from desktop_kb.protocols import SpanReading
+    from desktop_kb.query.answer_check import CheckOptions, check_answer
+
+    class Reader(SpanScorer):
+        def answer_span(self, messages, *, refusal=("none",), candidate="", max_tokens=24, cancel=None):
+            self.calls.append(list(messages))
+            self.candidate = candidate
+            return SpanReading(2.0, "Mr. Park", refusal=-2.1, span_logp=-0.1, candidate_logp=-6.0, candidate_tokens=3)
+
+    hit = _hit(CONTRACT)
+    question = "Who approved the contract?"
+    scorer = Reader(0, "")
+    checked = check_answer(question, "The contract was approved by Ms. Lin [1].", [hit],
+                           lambda t: validate(t, [hit], question), options=CheckOptions(threshold=0.0), scorer=scorer)
+    assert scorer.candidate == "Ms. Lin"
+    a = checked.answerability
+    assert (a.core, a.core_odds, a.core_gap) == ("Ms. Lin", -3.9, -5.9)

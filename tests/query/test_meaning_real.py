@@ -67,3 +67,17 @@ def test_the_real_llm_tells_a_right_binding_from_a_wrong_one(judge_llm, passage,
         # withheld by the judge or refused by the binding checks: the reason names what the passage
         # says instead
         assert any(w in checked.problems[0] for w in ("Mr. Park", "朴先生", "original card", "原银行卡"))
+
+
+def test_the_real_llm_reads_the_answer_given_as_its_own_or_not(judge_llm):
+    """The core reading: teacher-forced as the judge's reply, the rightly bound answer's words are
+    the model's own reply (gap 0), the wrongly bound one's far less likely than it and than "none"."""
+    from desktop_kb.query.judge import REFUSAL_WORD, judge_messages
+
+    messages = judge_messages("Who approved the supply contract?", f"(Contract) {CONTRACT}")
+    right = judge_llm.answer_span(messages, refusal=(REFUSAL_WORD,), candidate="Mr. Park")
+    wrong = judge_llm.answer_span(messages, refusal=(REFUSAL_WORD,), candidate="Ms. Lin")
+    assert right.span == wrong.span == "Mr. Park"
+    assert right.candidate_logp == pytest.approx(right.span_logp, abs=0.05)
+    assert wrong.candidate_logp < wrong.span_logp - 2.5 and wrong.candidate_logp < wrong.refusal
+    assert right.candidate_tokens == wrong.candidate_tokens == 3
