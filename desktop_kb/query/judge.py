@@ -42,7 +42,7 @@ from ..progress import CancelToken
 from ..protocols import ChatMessage, SpanJudge, SpanReading, YesNoScorer
 from ..text.budget import estimate_tokens
 from ..text.numbers import quantities, same_value
-from ..text.tokenize import is_cjk_char, tokenize, zh_stopwords
+from ..text.tokenize import is_cjk_char, tokenize
 from ..types import Citation, Hit
 from .citations import _MARK
 from .claim_terms import FILLER
@@ -192,6 +192,9 @@ def judge_messages(question: str, text: str, answer: str = "") -> list[ChatMessa
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
+# the function characters a Chinese core does not begin or end with (not the whole stop list:
+# 非 and 那 begin 非那雄胺)
+_CJK_LINKS = frozenset("的了是在由为和与及或而被将把从向于以")
 _LATIN_UNIT = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+(?:[-'.–][0-9A-Za-z\u00c0-\u024f]+)*")
 
 
@@ -210,7 +213,7 @@ def answer_core(question: str, answer: str) -> str:
     for i, ch in enumerate(said):
         if is_cjk_char(ch):
             pairs = (said[i - 1:i + 1] if i else "", said[i:i + 2])
-            units.append((i, i + 1, any(len(p) == 2 and p.lower() in folded for p in pairs), ch not in zh_stopwords()))
+            units.append((i, i + 1, any(len(p) == 2 and p.lower() in folded for p in pairs), ch not in _CJK_LINKS))
     units.sort()
     best, run, weight, best_weight = (0, 0), None, 0, 0
     for start, end, asked, content in units:

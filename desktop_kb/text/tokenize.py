@@ -75,11 +75,6 @@ def _zh_stop() -> frozenset[str]:
         return frozenset("的 了 是 在 和 与 及 或 也 都 就 而 之 其 这 那 我们 你们 他们".split())
 
 
-def zh_stopwords() -> frozenset[str]:
-    """The Chinese stop words tokenize leaves out (的, 了, 由, …)."""
-    return _zh_stop()
-
-
 @lru_cache(maxsize=1)
 def _stemmer() -> Callable[[str], str]:
     import snowballstemmer

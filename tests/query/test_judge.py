@@ -341,3 +341,9 @@ def test_the_judge_asks_how_likely_the_answers_core_was():
     assert scorer.candidate == "Ms. Lin"
     a = checked.answerability
     assert (a.core, a.core_odds, a.core_gap) == ("Ms. Lin", -3.9, -5.9)
+
+
+def test_a_chinese_core_keeps_a_name_that_begins_with_a_stop_word():
+    from desktop_kb.query.judge import answer_core
+
+    assert answer_core("男性的脱发问题可以由什么药物处理？", "非那雄胺 [1]。") == "非那雄胺"
