@@ -129,12 +129,13 @@ class SpanReading:
 @runtime_checkable
 class SpanJudge(Protocol):
     """A generator that can, in one call, weigh a refusal against any other reply as its first
-    word, say its reply's first line and how likely a given ``candidate`` reply was
-    (:class:`SpanReading`; ``None``: this model cannot say)."""
+    word, say its reply's first line and how likely a given ``candidate`` reply was (when
+    ``candidate_if(score, reply)`` asks for it) (:class:`SpanReading`; ``None``: this model cannot
+    say)."""
 
     def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
-                    candidate: str = "", max_tokens: int = 24,
-                    cancel: CancelToken | None = None) -> SpanReading | None: ...
+                    candidate: str = "", candidate_if: Callable[[float, str], bool] | None = None,
+                    max_tokens: int = 24, cancel: CancelToken | None = None) -> SpanReading | None: ...
 
 
 @runtime_checkable

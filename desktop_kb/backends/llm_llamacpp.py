@@ -150,13 +150,13 @@ class LlamaCppGenerator:
             raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
 
     def answer_span(self, messages: Sequence[ChatMessage], *, refusal: Sequence[str] = ("none",),
-                    candidate: str = "", max_tokens: int = 24,
-                    cancel: CancelToken | None = None) -> SpanReading | None:
+                    candidate: str = "", candidate_if: Callable[[float, str], bool] | None = None,
+                    max_tokens: int = 24, cancel: CancelToken | None = None) -> SpanReading | None:
         """One prefill and a few greedy tokens: log P(a reply that is not ``refusal``) − log
         P(``refusal``) for the reply's first token, the reply's first line (at most
         ``max_tokens``), and how likely the reply ``candidate`` was (its tokens teacher-forced in
-        one batch from where they leave the greedy reply). ``None`` for a model without a chat
-        template."""
+        one batch from where they leave the greedy reply; only if ``candidate_if(score, reply)``
+        says so, when given). ``None`` for a model without a chat template."""
         with self._lock:
             llm, template = self._ready_locked(cancel)
             if template is None:
@@ -185,13 +185,14 @@ class LlamaCppGenerator:
                     span_logp += float(row[tok])
                     llm.eval([tok])
                     row = _log_softmax(self._logits(llm))
+                reply = llm.detokenize(out).decode("utf-8", "ignore").strip()
                 candidate_logp = None
-                if forced:
+                if forced and (candidate_if is None or candidate_if(score, reply)):
                     candidate_logp = forced_logp + self._forced_logp(llm, start + shared, forced[shared:])
             except (ValueError, RuntimeError) as exc:
                 raise GenerationError(f"The LLM failed while checking the answer: {exc}") from exc
-            return SpanReading(score, llm.detokenize(out).decode("utf-8", "ignore").strip(), round(no, 4),
-                               round(span_logp, 4), candidate_logp, len(forced))
+            return SpanReading(score, reply, round(no, 4), round(span_logp, 4), candidate_logp,
+                               len(forced) if candidate_logp is not None else 0)
 
     def _forced_logp(self, llm: Any, at: int, tokens: Sequence[int]) -> float:
         """log P of ``tokens[1:]`` after ``tokens[0]`` … placed at position ``at`` (the first

@@ -234,6 +234,10 @@ def _fold(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if ch.isalnum())
 
 
+def _clean_span(span: str) -> str:
+    return span.strip(" \t\"'“”「」.。")
+
+
 def span_in_answer(span: str, answer: str, evidence: str) -> bool:
     """Whether the answer says what the evidence's own answer ``span`` says: most of the span's
     words (or its figures, by value) are in the answer, or one holds the other. A span the model
@@ -259,16 +263,22 @@ def judge(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
         return None
     if isinstance(scorer, SpanJudge):
         core = answer_core(question, answer) if answer else ""
+
+        def holds(span: str) -> bool:
+            return not answer or span_in_answer(_clean_span(span), answer, text)
+
+        # the core is read only when the reply alone would withhold the answer (one call either way)
         read = scorer.answer_span(judge_messages(question, text), refusal=(REFUSAL_WORD,), candidate=core,
+                                  candidate_if=lambda score, span: score < threshold or not holds(span),
                                   cancel=cancel)
         if read is None:
             return None
-        span = read.span.strip(" \t\"'“”「」.。")
+        span = _clean_span(read.span)
         verdict = Judgement(round(read.score, 4), False, text, span, True, core, read)
         gap, odds = verdict.core_gap, verdict.core_odds
         # the answer's words are the passage's answer when they hold the model's reading, or when
         # the model would have replied with them almost as readily as with its own
-        bound = not answer or span_in_answer(span, answer, text) or (gap is not None and gap >= -BINDING_GAP)
+        bound = holds(span) or (gap is not None and gap >= -BINDING_GAP)
         # just below the threshold, an answer stands when its words are as likely a reply as "none"
         leans = read.score >= threshold - RESCUE_BAND and odds is not None and odds >= RESCUE_ODDS
         return replace(verdict, answers=bound and (read.score >= threshold or leans), bound=bound)

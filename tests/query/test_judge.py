@@ -259,10 +259,12 @@ class SpanScorer:
         self.score, self.span = score, span
         self.calls: list[list[dict[str, str]]] = []
 
-    def answer_span(self, messages, *, refusal=("none",), candidate="", max_tokens=24, cancel=None):
+    def answer_span(self, messages, *, refusal=("none",), candidate="", candidate_if=None, max_tokens=24,
+                    cancel=None):
         from desktop_kb.protocols import SpanReading
 
         self.calls.append(list(messages))
+        self.asked_core = bool(candidate) and (candidate_if is None or candidate_if(self.score, self.span))
         return SpanReading(self.score, self.span)
 
 
@@ -328,9 +330,11 @@ def test_the_judge_asks_how_likely_the_answers_core_was():
     from desktop_kb.query.answer_check import CheckOptions, check_answer
 
     class Reader(SpanScorer):
-        def answer_span(self, messages, *, refusal=("none",), candidate="", max_tokens=24, cancel=None):
+        def answer_span(self, messages, *, refusal=("none",), candidate="", candidate_if=None, max_tokens=24,
+                        cancel=None):
             self.calls.append(list(messages))
             self.candidate = candidate
+            assert candidate_if(2.0, "Mr. Park")  # the reply does not hold the answer: read its core
             return SpanReading(2.0, "Mr. Park", refusal=-2.1, span_logp=-0.1, candidate_logp=-6.0, candidate_tokens=3)
 
     hit = _hit(CONTRACT)
@@ -347,3 +351,19 @@ def test_a_chinese_core_keeps_a_name_that_begins_with_a_stop_word():
     from desktop_kb.query.judge import answer_core
 
     assert answer_core("男性的脱发问题可以由什么药物处理？", "非那雄胺 [1]。") == "非那雄胺"
+
+
+@pytest.mark.parametrize(("score", "span", "asked"), [
+    (2.0, "Mr. Park", False),  # the reply holds the answer, above the threshold: decided without it
+    (-0.3, "Mr. Park", True),  # below the threshold
+    (2.0, "Ms. Lin", True),  # another reading
+])
+def test_the_core_is_read_only_when_the_reply_alone_would_withhold_the_answer(score, span, asked):
+    from desktop_kb.query.answer_check import CheckOptions, check_answer
+
+    hit = _hit(CONTRACT)
+    question = "Who approved the contract?"
+    scorer = SpanScorer(score, span)
+    check_answer(question, "Mr. Park [1].", [hit], lambda t: validate(t, [hit], question),
+                 options=CheckOptions(threshold=0.0), scorer=scorer)
+    assert scorer.asked_core is asked

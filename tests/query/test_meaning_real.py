@@ -81,3 +81,7 @@ def test_the_real_llm_reads_the_answer_given_as_its_own_or_not(judge_llm):
     assert right.candidate_logp == pytest.approx(right.span_logp, abs=0.05)
     assert wrong.candidate_logp < wrong.span_logp - 2.5 and wrong.candidate_logp < wrong.refusal
     assert right.candidate_tokens == wrong.candidate_tokens == 3
+    # the judge asks for the core only when the reply alone would withhold the answer
+    skipped = judge_llm.answer_span(messages, refusal=(REFUSAL_WORD,), candidate="Mr. Park",
+                                    candidate_if=lambda score, reply: False)
+    assert skipped.span == "Mr. Park" and skipped.candidate_logp is None and skipped.score == right.score
