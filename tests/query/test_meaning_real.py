@@ -84,4 +84,6 @@ def test_the_real_llm_reads_the_answer_given_as_its_own_or_not(judge_llm):
     # the judge asks for the core only when the reply alone would withhold the answer
     skipped = judge_llm.answer_span(messages, refusal=(REFUSAL_WORD,), candidate="Mr. Park",
                                     candidate_if=lambda score, reply: False)
-    assert skipped.span == "Mr. Park" and skipped.candidate_logp is None and skipped.score == right.score
+    # (the same score up to the cache: a prompt evaluated in other batches rounds a little differently)
+    assert skipped.span == "Mr. Park" and skipped.candidate_logp is None
+    assert skipped.score == pytest.approx(right.score, abs=0.2)
