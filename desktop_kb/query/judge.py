@@ -200,9 +200,10 @@ _LATIN_UNIT = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+(?:[-'.–][0-9A-Za-z\u00c0-
 
 def answer_core(question: str, answer: str) -> str:
     """The words of ``answer`` that answer ``question``: its longest run of words (and CJK
-    characters) that the question does not have: "in protest against the occupation of Prussia"
-    of "They switched to German in protest against the occupation of Prussia" for "Why did they
-    switch to German?"; "0至12公尺" of "水深0至12公尺" for "…生活在水深多少的海域？"."""
+    characters) that the question does not have, without stop words or an article at its ends:
+    "protest against the occupation of Prussia" of "They switched to German in protest against
+    the occupation of Prussia" for "Why did they switch to German?"; "0至12公尺" of "水深0至12公尺"
+    for "…生活在水深多少的海域？"; "" when the answer has only the question's words."""
     said = answer_claims(answer)
     asked_words = set(tokenize(question))
     folded = unicodedata.normalize("NFKC", question).lower()
