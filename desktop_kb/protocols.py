@@ -125,6 +125,16 @@ class SpanReading:
     candidate_logp: float | None = None
     candidate_tokens: int = 0
 
+    @property
+    def candidate_odds(self) -> float | None:
+        """log P(the candidate reply) − log P(the refusal) (``None``: not read)."""
+        return None if self.candidate_logp is None else round(self.candidate_logp - self.refusal, 4)
+
+    @property
+    def candidate_gap(self) -> float | None:
+        """log P(the candidate reply) − log P(the greedy reply): 0 when it is that reply."""
+        return None if self.candidate_logp is None else round(self.candidate_logp - self.span_logp, 4)
+
 
 @runtime_checkable
 class SpanJudge(Protocol):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..progress import CancelToken
 from ..protocols import ChatMessage, SpanJudge, SpanReading, YesNoScorer
@@ -121,14 +121,12 @@ class Judgement:
     def core_odds(self) -> float | None:
         """log P(the model replies with the answer's core) − log P(it refuses): how readily it
         gives the answer given as the passage's answer (``None``: not measured)."""
-        r = self.reading
-        return None if r is None or r.candidate_logp is None else round(r.candidate_logp - r.refusal, 4)
+        return None if self.reading is None else self.reading.candidate_odds
 
     @property
     def core_gap(self) -> float | None:
         """log P(the answer's core) − log P(the reply the model gave): 0 when it is that reply."""
-        r = self.reading
-        return None if r is None or r.candidate_logp is None else round(r.candidate_logp - r.span_logp, 4)
+        return None if self.reading is None else self.reading.candidate_gap
 
 
 def _window(spans: Sequence[tuple[int, int]], start: int, end: int, around: int = 1) -> tuple[int, int]:
@@ -275,14 +273,14 @@ def judge(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
         if read is None:
             return None
         span = _clean_span(read.span)
-        verdict = Judgement(round(read.score, 4), False, text, span, True, core, read)
-        gap, odds = verdict.core_gap, verdict.core_odds
+        gap, odds = read.candidate_gap, read.candidate_odds
         # the answer's words are the passage's answer when they hold the model's reading, or when
         # the model would have replied with them almost as readily as with its own
         bound = holds(span) or (gap is not None and gap >= -BINDING_GAP)
         # just below the threshold, an answer stands when its words are as likely a reply as "none"
         leans = read.score >= threshold - RESCUE_BAND and odds is not None and odds >= RESCUE_ODDS
-        return replace(verdict, answers=bound and (read.score >= threshold or leans), bound=bound)
+        return Judgement(round(read.score, 4), bound and (read.score >= threshold or leans), text, span, bound,
+                         core, read)
     score = scorer.yes_no(judge_messages(question, text, answer), cancel=cancel)
     if score is None:
         return None
