@@ -16,10 +16,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .settings import ModelSpec, Settings
 
 __all__ = [
     "BUNDLED_MODELS_ENV",
@@ -27,7 +23,6 @@ __all__ = [
     "bundled_model",
     "bundled_models_dirs",
     "force_offline_env",
-    "install_registry_fallback",
     "is_frozen",
     "with_bundled_fallback",
 ]
@@ -101,39 +96,3 @@ def force_offline_env() -> None:
     os.environ.update(_OFFLINE_ENV)
     for key, value in _QUIET_ENV.items():
         os.environ.setdefault(key, value)
-
-
-def install_registry_fallback() -> bool:
-    """Make ``desktop_kb.models.registry`` fall back to the bundled models folder.
-
-    Only needed until the registry calls :func:`with_bundled_fallback` itself; it is then a no-op.
-    Must run before anything imports names from the registry (the runtime hook does this).
-    Returns True when the functions were wrapped.
-    """
-    from .models import registry
-
-    if getattr(registry, "with_bundled_fallback", None) is with_bundled_fallback:
-        return False  # the registry already does it
-    if getattr(registry.resolve_llm_path, "_desktop_kb_bundled", False):
-        return False
-    original_llm = registry.resolve_llm_path
-    original_dir = registry.resolve_model_dir
-
-    def resolve_llm_path(settings: Settings, spec: ModelSpec | None = None) -> Path:
-        path = original_llm(settings, spec)
-        return path if (spec or settings.models.llm).path else with_bundled_fallback(path)
-
-    def resolve_model_dir(settings: Settings, spec: ModelSpec) -> Path | None:
-        found = original_dir(settings, spec)
-        if found is not None or spec.path:
-            return found
-        bundled = bundled_model(registry.default_model_dir(settings, spec.id).name)
-        return bundled if bundled is not None and bundled.is_dir() else None
-
-    for new, old in ((resolve_llm_path, original_llm), (resolve_model_dir, original_dir)):
-        new.__doc__ = old.__doc__
-        setattr(new, "__wrapped__", old)  # noqa: B010
-        setattr(new, "_desktop_kb_bundled", True)  # noqa: B010
-    setattr(registry, "resolve_llm_path", resolve_llm_path)  # noqa: B010
-    setattr(registry, "resolve_model_dir", resolve_model_dir)  # noqa: B010
-    return True

@@ -7,21 +7,12 @@ is the classic BM25 score.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
-from functools import lru_cache
 
 from ..protocols import SparseVec
-from ..text.tokenize import tokenize
+from ..text.tokenize import token_id, tokenize
 
 __all__ = ["BM25Encoder", "token_id"]
-
-
-@lru_cache(maxsize=200_000)
-def token_id(token: str) -> int:
-    """A stable 31-bit id for a token (same on every machine and run)."""
-    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest()
-    return int.from_bytes(digest, "little") & 0x7FFFFFFF
 
 
 class BM25Encoder:

@@ -31,18 +31,15 @@ from .registry import (
     resolve_model_dir,
     slug,
 )
-from .status import ModelStatus, model_status
 
 __all__ = [
     "DetectedModel",
-    "ModelStatus",
     "assemble_gguf",
     "check_online",
     "detect_model",
     "install_from_dir",
     "install_online",
     "install_shipped",
-    "model_status",
     "resolve_llm_path",
     "resolve_model_dir",
     "shipped_parts_installed",

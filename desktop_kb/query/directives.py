@@ -6,7 +6,7 @@ headings, its file name or a scanned image. Two structural rules keep them from 
 answer, whatever their wording:
 
 * in every prompt they are replaced by a placeholder (:func:`strip_directives`, used by
-  ``prompts.neutralise``), so the model does not read them as passage text;
+  :func:`neutralise`), so the model does not read them as passage text;
 * they are never evidence (:func:`blank_directives`, used by the claim checks' passage view): a
   claim that only such a sentence "supports" is unsupported, so an answer that repeats one is
   corrected or withheld, and the judge does not read them either.
@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER", "blank_directives", "clean_label", "directive_spans", "is_directive", "strip_directives"]
+__all__ = [
+    "INJECTION_PLACEHOLDER", "PLACEHOLDER", "blank_directives", "clean_label", "directive_spans", "is_directive",
+    "neutralise", "strip_directives",
+]
 
 PLACEHOLDER = "[instruction-like text removed]"
 
@@ -152,3 +155,23 @@ def clean_label(label: str) -> str:
             kept.append(parts[i - 1])
         kept.append(parts[i])
     return "".join(kept).strip()
+
+
+_INJECTION = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|your|system)"
+    r"[^.!?\n]{0,80}?(?:instructions?|prompts?|rules?)[^.!?\n]*[.!?]?"
+    r"|you\s+are\s+now\s+[^.!?\n]{0,120}[.!?]?"
+    r"|(?:new|system)\s+(?:instructions?|prompt)\s*:[^\n]*"
+    r"|(?:忽略|无视|忘记)(?:之前|以上|前面|所有|上述)?(?:的)?(?:所有)?(?:指令|指示|规则|提示)[^。！？\n]*[。！？]?"
+    r"|你现在是[^。！？\n]*[。！？]?",
+    re.IGNORECASE,
+)
+INJECTION_PLACEHOLDER = PLACEHOLDER
+
+
+def neutralise(text: str) -> str:
+    """Document text is data: keep it from closing our delimiters, and take out the sentences
+    addressed to the answering model (:func:`strip_directives`: instructions, roles, "tell everyone",
+    "the correct answer is", in English and Chinese) and classic injection phrasing inside others."""
+    text = strip_directives(text.replace("<<<", "‹‹‹").replace(">>>", "›››"))
+    return _INJECTION.sub(INJECTION_PLACEHOLDER, text)

@@ -46,8 +46,7 @@ from ..text.tokenize import is_cjk_char, tokenize
 from ..types import Citation, Hit
 from .citations import _MARK
 from .claim_terms import FILLER
-from .directives import clean_label
-from .prompts import neutralise
+from .directives import clean_label, neutralise
 from .support import sentence_spans
 
 __all__ = ["JUDGED_NOT_ANSWERED", "JUDGE_SYSTEM", "NOT_ANSWERED", "NOT_JUDGED", "REFUSAL_WORD", "YES_NO_SYSTEM",

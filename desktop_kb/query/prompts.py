@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..types import Hit
-from .directives import PLACEHOLDER, clean_label, strip_directives
+from .directives import clean_label, neutralise
 
 __all__ = [
     "ANSWER_SYSTEM",
@@ -16,7 +15,6 @@ __all__ = [
     "correction_message",
     "fallback_messages",
     "format_passages",
-    "neutralise",
     "passage_label",
     "reduce_messages",
     "rewrite_messages",
@@ -68,26 +66,6 @@ def passage_label(hit: Hit) -> str:
     if c.pages:
         label += f", p. {c.pages[0]}" if len(c.pages) == 1 else f", pp. {c.pages[0]}–{c.pages[-1]}"
     return label
-
-
-_INJECTION = re.compile(
-    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|your|system)"
-    r"[^.!?\n]{0,80}?(?:instructions?|prompts?|rules?)[^.!?\n]*[.!?]?"
-    r"|you\s+are\s+now\s+[^.!?\n]{0,120}[.!?]?"
-    r"|(?:new|system)\s+(?:instructions?|prompt)\s*:[^\n]*"
-    r"|(?:忽略|无视|忘记)(?:之前|以上|前面|所有|上述)?(?:的)?(?:所有)?(?:指令|指示|规则|提示)[^。！？\n]*[。！？]?"
-    r"|你现在是[^。！？\n]*[。！？]?",
-    re.IGNORECASE,
-)
-INJECTION_PLACEHOLDER = PLACEHOLDER
-
-
-def neutralise(text: str) -> str:
-    """Document text is data: keep it from closing our delimiters, and take out the sentences
-    addressed to the answering model (:mod:`.directives`: instructions, roles, "tell everyone",
-    "the correct answer is", in English and Chinese) and classic injection phrasing inside others."""
-    text = strip_directives(text.replace("<<<", "‹‹‹").replace(">>>", "›››"))
-    return _INJECTION.sub(INJECTION_PLACEHOLDER, text)
 
 
 def _label(hit: Hit) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..text.tokenize import tokenize
+from ..text.tokenize import token_id, tokenize
 
 __all__ = ["RARE_SHARE", "TermStats", "idf", "manifest_term_stats"]
 
@@ -51,8 +51,6 @@ class TermStats:
 
 def manifest_term_stats(manifests: Sequence[Any]) -> TermStats:
     """Document frequencies summed over knowledge bases (their manifests' BM25 vocabularies)."""
-    from ..backends.sparse_bm25 import token_id
-
     n_docs = sum(m.corpus_stats()[0] for m in manifests)
 
     def df(tokens: Sequence[str]) -> dict[str, int]:

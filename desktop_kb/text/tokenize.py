@@ -7,12 +7,13 @@ word matches inside a longer run. Latin words are lower-cased and Snowball-stemm
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_ratio", "is_cjk_char", "tokenize"]
+__all__ = ["cjk_ratio", "is_cjk_char", "token_id", "tokenize"]
 
 # A compact English list (function words only): large lists drop content words such as
 # "research", "system" or "information", which hurts retrieval.
@@ -115,3 +116,10 @@ def tokenize(text: str) -> list[str]:
             if normal:
                 tokens.append(normal)
     return tokens
+
+
+@lru_cache(maxsize=200_000)
+def token_id(token: str) -> int:
+    """A stable 31-bit id for a token (same on every machine and run)."""
+    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "little") & 0x7FFFFFFF

@@ -94,7 +94,8 @@ def test_install_from_dir_then_factory_and_status(tiny_cross_encoder_dir: Path, 
                                                   fastembed_reranker) -> None:
     """A copied cross-encoder folder → recognised, copied, built by the factory, reported loadable."""
     from desktop_kb import factory
-    from desktop_kb.models.install import install_from_dir, model_status
+    from desktop_kb.models.install import install_from_dir
+    from desktop_kb.models.status import model_status
     from desktop_kb.settings import Settings
 
     settings = install_from_dir(tiny_cross_encoder_dir, Settings(data_dir=tmp_path))

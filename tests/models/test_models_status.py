@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_kb.models.install import model_status
+from desktop_kb.models.status import model_status
 from desktop_kb.settings import ModelSpec, Settings
 
 

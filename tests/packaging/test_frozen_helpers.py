@@ -62,15 +62,13 @@ def test_registry_fallback(bundled: Path, tmp_path: Path, monkeypatch: pytest.Mo
     # monkeypatch restores the original functions afterwards
     monkeypatch.setattr(registry, "resolve_llm_path", registry.resolve_llm_path)
     monkeypatch.setattr(registry, "resolve_model_dir", registry.resolve_model_dir)
-    installed = frozen.install_registry_fallback()
     settings = Settings(data_dir=tmp_path / "data")
     assert registry.resolve_llm_path(settings) == bundled / LLM_FILE
     assert registry.resolve_model_dir(settings, settings.models.reranker) == bundled / "BAAI--bge-reranker-v2-m3"
     # an explicit path is never replaced
     explicit = ModelSpec("x", "llama_cpp", str(tmp_path / "mine.gguf"))
     assert registry.resolve_llm_path(settings, explicit) == tmp_path / "mine.gguf"
-    assert frozen.install_registry_fallback() is False  # idempotent
-    assert installed or getattr(registry, "with_bundled_fallback", None) is frozen.with_bundled_fallback
+    assert getattr(registry, "with_bundled_fallback", None) is frozen.with_bundled_fallback
 
 
 def test_force_offline_env(monkeypatch: pytest.MonkeyPatch) -> None:

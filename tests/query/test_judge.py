@@ -14,6 +14,7 @@ from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.kb import Library
 from desktop_kb.query.citations import validate
 from desktop_kb.query.cli import answer_json
+from desktop_kb.query.directives import INJECTION_PLACEHOLDER
 from desktop_kb.query.judge import (
     JUDGE_SYSTEM,
     JUDGED_NOT_ANSWERED,
@@ -22,7 +23,6 @@ from desktop_kb.query.judge import (
     judge_messages,
     judge_text,
 )
-from desktop_kb.query.prompts import INJECTION_PLACEHOLDER
 from desktop_kb.types import Chunk, Hit
 
 TEXT = ("The committee met in Geneva. It was founded in 1946 by twelve states. Its first chair was "
