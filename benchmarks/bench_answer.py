@@ -94,8 +94,8 @@ def run_set(settings: Any, dataset: Path, limit: int, answerable_only: bool, per
     from desktop_kb.eval.answers import aggregate, score_answer
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_qa, sample_ids
-    from desktop_kb.factory import build_generator
-    from desktop_kb.kb import Library
+    from desktop_kb.library.factory import build_generator
+    from desktop_kb.library.kb import Library
     from desktop_kb.types import FIRST_TOKEN
 
     ds = load_qa(str(dataset))
@@ -142,7 +142,7 @@ def first_question(settings: Any, dataset: Path, limit: int) -> dict[str, Any]:
     the app does when it opens). Same question (the sample's first answerable one), same base."""
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_qa, sample_ids
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.types import FIRST_TOKEN
 
     ds = load_qa(str(dataset))

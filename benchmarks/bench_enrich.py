@@ -41,7 +41,7 @@ def documents(dataset: Path, n_docs: int, per_doc: int) -> dict[str, str]:
 
 
 def run(lang: str, dataset: Path, n_docs: int, per_doc: int, work: Path) -> dict[str, Any]:
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
 
     folder = work / f"docs-{lang}"

@@ -99,9 +99,9 @@ class TimedEmbedder:
 
 
 def run(folder: Path | None, docs: int, data_dir: str | None) -> dict[str, Any]:
-    from desktop_kb.factory import build_embedder
     from desktop_kb.ingest.chunk import embed_text
-    from desktop_kb.kb import Library
+    from desktop_kb.library.factory import build_embedder
+    from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
     from desktop_kb.types import Chunk
 
@@ -198,7 +198,7 @@ def _settings_for(backend: str, data_dir: str | None) -> Any:
 
 
 def _embedder_for(backend: str, data_dir: str | None) -> Any:
-    from desktop_kb.factory import build_embedder
+    from desktop_kb.library.factory import build_embedder
 
     settings = _settings_for(backend, data_dir)
     emb = build_embedder(settings)

@@ -202,7 +202,7 @@ def run_size(n: int, n_queries: int, seed: int = 0) -> dict[str, Any]:
 def run_models(data_dir: str | None, reps: int) -> dict[str, Any]:
     """Query embedding, rerank and LLM latencies with the installed models (skips what is missing)."""
     from desktop_kb.errors import DesktopKBError
-    from desktop_kb.factory import build_embedder, build_generator, build_reranker
+    from desktop_kb.library.factory import build_embedder, build_generator, build_reranker
     from desktop_kb.settings import load_settings
     from desktop_kb.types import Chunk, Hit
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 
 

@@ -76,9 +76,9 @@ def with_missing_terms(results: list[dict[str, Any]], records_path: Path) -> lis
     if all("missing_terms" in r for r in results if r.get("judge_score") is not None):
         return results
     from desktop_kb.eval.claims import _hit, load_records
-    from desktop_kb.query.answer_check import missing_terms
-    from desktop_kb.query.citations import validate
-    from desktop_kb.query.term_stats import TermStats
+    from desktop_kb.text.term_stats import TermStats
+    from desktop_kb.verify.answer_check import missing_terms
+    from desktop_kb.verify.citations import validate
 
     records = {r.id: r for r in load_records(records_path)}
     hits = {p: _hit(*p) for r in records.values() for p in r.passages}

@@ -1,9 +1,9 @@
 """Variants of the answerability judge, on the same answers: ``separate``, its own prompt reading
 each cited sentence with one neighbour either side (the product until session 10); ``tight``,
-the cited sentences alone (the product since: query/judge.py); ``follow_up``, the yes/no asked
+the cited sentences alone (the product since: verify/judge.py); ``follow_up``, the yes/no asked
 as the next turn of the answer's own conversation (:func:`follow_up_messages`: the model's
 context still holds the passages and its answer, so only that turn is prefilled). Measured in
-session 10 (docs/benchmarks.md): the follow-up is ~0.5 s faster than ``separate`` but separates
+session 10 (docs/history/benchmarks-log.md): the follow-up is ~0.5 s faster than ``separate`` but separates
 answers from SQuAD 2.0's adversarial questions far worse (AUC 0.63 vs 0.88: a model asked about
 its own answer says yes); ``tight`` separates them at least as well (0.89 vs 0.85) in less than
 half the time.
@@ -59,7 +59,7 @@ def follow_up_messages(answer_messages: list[dict[str, str]], answer: str, quest
 
 
 def judge_prompt(name: str, answer_messages: list[dict[str, str]], ans: Any, question: str) -> list[dict[str, str]]:
-    from desktop_kb.query.judge import judge_messages, judge_text
+    from desktop_kb.verify.judge import judge_messages, judge_text
 
     if name == "follow_up":
         return follow_up_messages(answer_messages, ans.text, question)
@@ -75,8 +75,8 @@ def run_set(settings: Any, dataset: Path, skip: int, limit: int, per_item: Any,
     from desktop_kb.eval.answers import score_answer
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_qa, sample_ids
-    from desktop_kb.factory import build_generator
-    from desktop_kb.kb import Library
+    from desktop_kb.library.factory import build_generator
+    from desktop_kb.library.kb import Library
 
     ds = load_qa(str(dataset))
     ids = [it.id for it in ds.items]

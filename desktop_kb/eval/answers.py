@@ -4,7 +4,7 @@ Per item: status, whether the text contains a gold answer (see :mod:`.normalize`
 cited passage comes from the gold context's file, and, independent of the code that gates answers,
 whether the gold answer the text gives is *inside a passage it cites* (``gold_supported``): a
 correct answer cited to a passage that does not say it is not counted as supported.
-``citations_valid`` re-runs :func:`desktop_kb.query.citations.validate`; it is a self-check (the
+``citations_valid`` re-runs :func:`desktop_kb.verify.citations.validate`; it is a self-check (the
 same validator gated the answer), reported for regressions, never as a quality claim.
 """
 
@@ -54,7 +54,7 @@ class ItemScore:
 def citations_valid(answer: Any) -> bool:
     """Every [n] names a passage and every quote is found in its passage."""
     try:
-        from ..query.citations import validate
+        from ..verify.citations import validate
     except ImportError:  # a build without the answer pipeline: fall back to the Answer's own report
         pass
     else:

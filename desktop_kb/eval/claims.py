@@ -8,7 +8,7 @@ Each line of FILE is one JSON object::
 
 ``kind`` and ``expect`` ("accept" | "reject") are optional. The passages are numbered 1..n in
 order, as if retrieved; the knowledge base's document frequencies are those of all the distinct
-passages in the file. Every record goes through :func:`desktop_kb.query.answer_check.check_answer`
+passages in the file. Every record goes through :func:`desktop_kb.verify.answer_check.check_answer`
 (exactly what ``ask`` runs after the model has answered, without the correction retries, which
 would generate), with the real embedder and the real LLM as judge.
 """
@@ -117,9 +117,9 @@ def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoSco
                on_item: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Every record through the answer check; per record the decision and its reasons, per kind
     the accept rates, and the time per record."""
-    from ..query.answer_check import check_answer
-    from ..query.citations import validate
-    from ..query.term_stats import TermStats
+    from ..text.term_stats import TermStats
+    from ..verify.answer_check import check_answer
+    from ..verify.citations import validate
 
     hits = {p: _hit(*p) for r in records for p in r.passages}
     stats = TermStats.from_texts(f"{t} {x}" for t, x in hits)

@@ -13,7 +13,7 @@ context sentence that holds the answer. From it:
 
 The hard kinds, built where a context has several questions (SQuAD 2.0 and CMRC do): every
 word of such a claim is in its passage, only the binding is wrong, so only a check of meaning
-(the judge, :mod:`desktop_kb.query.judge`) can stop them:
+(the judge, :mod:`desktop_kb.verify.judge`) can stop them:
 
 * ``in_passage_swap`` the gold sentence with the answer replaced by another question's answer
                     on the same context                                           → reject
@@ -31,7 +31,7 @@ the answer) or of another passage of the same article without it, cited to its p
 retrieval brings when the documents do not answer, and the negatives the answerability judge is
 calibrated on where a set has no unanswerable questions (CMRC).
 
-Each claim is checked by :func:`desktop_kb.query.citations.validate` with the knowledge base's
+Each claim is checked by :func:`desktop_kb.verify.citations.validate` with the knowledge base's
 term statistics built from all the set's contexts, as the product does after ingesting them.
 The gold data (answers, contexts) decide what is faithful, not the checker.
 """
@@ -81,7 +81,7 @@ def _hit(doc_id: str, title: str, text: str) -> Hit:
 
 
 def _sentence_with(text: str, answer: str) -> str | None:
-    from ..query.support import sentence_spans
+    from ..verify.support import sentence_spans
 
     at = text.find(answer)
     if at < 0:
@@ -144,7 +144,7 @@ def _off_passage(question: str, answers: Sequence[str], own: str, others: Sequen
     """(passage id, sentence): the sentence that shares most words (at least two) with the
     question among the sentences of ``own`` whose neighbours hold no gold answer either, and of
     the passages ``others`` that hold none."""
-    from ..query.support import sentence_spans
+    from ..verify.support import sentence_spans
 
     asked = set(tokenize(question))
     best: tuple[int, str, str] | None = None
@@ -268,8 +268,8 @@ def build_claims(ds: QADataset, limit: int | None = None, seed: int = 7) -> list
 
 def score_claims(claims: list[FaithClaim], ds: QADataset, similarity: Any = None) -> dict[str, Any]:
     """Per kind: how many claims validate ("accepted") and the share that was judged right."""
-    from ..query.citations import validate
-    from ..query.support import TermStats
+    from ..verify.citations import validate
+    from ..verify.support import TermStats
 
     stats = TermStats.from_texts(f"{d.title} {d.text}" for d in ds.corpus.values())
     kinds: dict[str, dict[str, Any]] = {}

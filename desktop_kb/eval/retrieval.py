@@ -14,24 +14,30 @@ Modes (all retrieve ``recall`` chunks, collapsed to documents by their best chun
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..protocols import Reranker
 from ..types import Hit
-from .metrics import docs_by_max_score, evaluate, percentile
+from .metrics import docs_by_max_score, evaluate, mrr_at_k, ndcg_at_k, percentile
 
 __all__ = [
     "ALL_MODES",
     "RERANK_MISSING",
+    "TABLE_ORDER",
     "ModeResult",
+    "format_table",
+    "fusion_verdict",
     "kb_views",
     "rerank_hits",
     "run_mode",
     "search_mode",
+    "write_per_query",
 ]
 
 ALL_MODES = ("dense", "sparse", "hybrid-equal", "hybrid", "hybrid-convex", "hybrid+rerank", "default")
@@ -145,3 +151,64 @@ def run_mode(
         if on_query is not None:
             on_query(i + 1, len(queries))
     return ModeResult(mode, evaluate(rankings, qrels), latencies, rankings, weights)
+
+
+# -- the report ------------------------------------------------------------------------------------
+TABLE_ORDER = ALL_MODES  # the report's rows, in this order
+LABELS = {"dense": "dense", "sparse": "sparse (BM25)", "hybrid-equal": "hybrid-equal (RRF)",
+          "hybrid": "hybrid (adaptive)", "hybrid-convex": "hybrid (convex)", "hybrid+rerank": "hybrid+rerank",
+          "default": "default"}
+
+
+def format_table(summaries: dict[str, dict[str, Any]]) -> str:
+    cols = [("nDCG@10", "ndcg@10", "{:.4f}"), ("R@10", "recall@10", "{:.4f}"), ("R@100", "recall@100", "{:.4f}"),
+            ("MRR@10", "mrr@10", "{:.4f}"), ("p50 ms", "p50_ms", "{:.1f}"), ("p95 ms", "p95_ms", "{:.1f}")]
+    lines = [f"{'mode':<20}" + "".join(f"{c:>9}" for c, _, _ in cols) + "  note"]
+    for mode in TABLE_ORDER:
+        s = summaries.get(mode)
+        if s is None:
+            continue
+        note = s.get("note", "")
+        if "mean_sparse_weight" in s and mode != "hybrid-equal":
+            note = (note + "; " if note else "") + (f"mean sparse weight {s['mean_sparse_weight']:.2f}, "
+                                                    f"{s['share_downweighted']:.0%} of queries down-weighted")
+        lines.append(f"{LABELS[mode]:<20}" + "".join(f"{fmt.format(s[k]):>9}" for _, k, fmt in cols) + "  " + note)
+    return "\n".join(lines)
+
+
+def fusion_verdict(summaries: dict[str, dict[str, Any]], tolerance: float = 0.005) -> str:
+    """The product rule: adaptive fusion must not lose to its best leg (nDCG@10)."""
+    legs = {m: summaries[m]["ndcg@10"] for m in ("dense", "sparse") if m in summaries}
+    if "hybrid" not in summaries or len(legs) < 2:
+        return ""
+    best = max(legs, key=lambda m: legs[m])
+    fused = summaries["hybrid"]["ndcg@10"]
+    gap = fused - legs[best]
+    lines = []
+    if gap >= -tolerance:
+        lines.append(f"fusion check: OK, hybrid (adaptive) {fused:.4f} vs best leg {best} {legs[best]:.4f} "
+                     f"({gap:+.4f})")
+    else:
+        lines.append(f"fusion check: FAILS, hybrid (adaptive) {fused:.4f} loses to {best} {legs[best]:.4f} "
+                     f"({gap:+.4f})")
+    if "hybrid-equal" in summaries:
+        eq = summaries["hybrid-equal"]["ndcg@10"]
+        lines.append(f"equal-weight RRF {eq:.4f} ({eq - legs[best]:+.4f} vs {best}, {fused - eq:+.4f} for adaptive)")
+    if "hybrid-convex" in summaries:
+        cv = summaries["hybrid-convex"]["ndcg@10"]
+        lines.append(f"convex fusion {cv:.4f} ({cv - legs[best]:+.4f} vs {best}, {cv - fused:+.4f} vs adaptive RRF)")
+    return "\n".join(lines)
+
+
+def write_per_query(path: Path, queries: dict[str, str], results: dict[str, Any], qrels: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, text in queries.items():
+            rec: dict[str, Any] = {"id": qid, "query": text, "relevant": qrels.get(qid, {})}
+            for mode, r in results.items():
+                ranking = r.rankings.get(qid, [])
+                rec[mode] = {"top10": ranking[:10], "ndcg@10": round(ndcg_at_k(ranking, qrels.get(qid, {})), 4),
+                             "mrr@10": round(mrr_at_k(ranking, qrels.get(qid, {})), 4)}
+                if qid in r.weights:
+                    rec[mode]["weights"] = r.weights[qid]
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")

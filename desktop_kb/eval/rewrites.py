@@ -20,8 +20,8 @@ def rewrite_queries(
 ) -> dict[str, list[str]]:
     """Per query id, the queries the pipeline would search for it as a first question:
     ``[question]`` or ``[question, rewrite]``."""
-    from ..query.pipeline import corpus_cjk
     from ..query.rewrite import rewrite
+    from ..query.search import corpus_cjk
 
     path = Path(cache_dir) / f"rewrites-{mode}.json"
     cache: dict[str, list[str]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

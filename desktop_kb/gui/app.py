@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -23,26 +22,12 @@ from ..settings import Settings, default_data_dir, load_settings
 from . import errors
 from .fonts import install_fonts
 from .i18n import set_language, tr
+from .state import remembered_data_dir
 
-__all__ = ["create_app", "main", "remember_data_dir", "remembered_data_dir"]
+__all__ = ["create_app", "main"]
 
 log = logging.getLogger(__name__)
 ICONS = Path(__file__).resolve().parents[2] / "resources" / "icons"
-
-
-def _qsettings() -> QSettings:
-    return QSettings("desktop-kb", "desktop-kb")
-
-
-def remember_data_dir(path: Path) -> None:
-    """Remember a data folder chosen in Settings (used when neither --data-dir nor
-    DESKTOP_KB_DATA_DIR is given)."""
-    _qsettings().setValue("data_dir", str(path))
-
-
-def remembered_data_dir() -> str | None:
-    value = _qsettings().value("data_dir")
-    return str(value) if value else None
 
 
 def create_app(argv: Sequence[str] | None = None) -> QApplication:
@@ -95,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings(data_dir=default_data_dir(data_dir))
     set_language(args.lang or settings.language)
 
-    from ..kb import Library
+    from ..library.kb import Library
     from .main_window import MainWindow
 
     try:

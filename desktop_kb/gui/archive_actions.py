@@ -1,4 +1,4 @@
-"""File ▸ Export / Import knowledge base: the core's archive (desktop_kb.archive) run in the
+"""File ▸ Export / Import knowledge base: the core's archive (desktop_kb.library.archive) run in the
 background, with the usual error dialog when an archive is damaged or was built with another
 embedder."""
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..diskspace import write_text_atomic
-from ..query.citations import UNCITED
-from ..query.judge import JUDGED_NOT_ANSWERED, NOT_JUDGED
 from ..types import Answer, Citation
+from ..verify.citations import UNCITED
+from ..verify.judge import JUDGED_NOT_ANSWERED, NOT_JUDGED
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
-from ..kb_check import Health, RepairReport, describe
+from ..library.check import Health, RepairReport, describe
 from .i18n import tr
 
 __all__ = ["DamagedDialog"]

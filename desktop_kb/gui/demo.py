@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled
-from ..kb import Library
+from ..library.kb import Library
 from ..progress import CancelToken
 from ..types import Answer, Citation
 

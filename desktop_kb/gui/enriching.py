@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..kb import Library
+from ..library.kb import Library
 from ..progress import IngestProgress
 from .i18n import tr
 from .tasks import TaskHandle, TaskRunner

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..ingest.manifest import DocumentRow
-from ..kb import KBInfo
+from ..library.kb import KBInfo
 from .i18n import tr
 
 __all__ = ["KBPanel", "ask_name", "confirm"]

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import DesktopKBError
-from ..kb import Library
+from ..library.kb import Library
 from ..settings import Settings
 from ..types import Citation
 from . import errors
@@ -40,7 +40,7 @@ from .ingest_panel import IngestPanel
 from .kb_panel import KBPanel
 from .menu_entry import offer_menu_entry
 from .settings_dialog import SettingsDialog
-from .state import GuiState
+from .state import GuiState, remember_data_dir
 from .tasks import TaskHandle, TaskRunner
 from .toc_tree import TocTree
 from .viewer import ViewerPane
@@ -306,8 +306,6 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         old = self.settings
         if (new.data_dir != old.data_dir or new.store != old.store or new.language != old.language):
             self.restart_needed = True
-            from .app import remember_data_dir
-
             remember_data_dir(new.data_dir)
             errors.show_info(self, tr("Settings saved"),
                              tr("Restart desktop-kb to use the new data folder, store or language."))

@@ -94,7 +94,7 @@ def _save(widget: QWidget, path: Path, saved: list[Path]) -> None:
 
 def run_screenshots(app: QApplication, out_dir: Path, *, data_dir: str | None = None, fake: bool = False) -> int:
     from ..backends.embed_hash import HashEmbedder
-    from ..kb import Library
+    from ..library.kb import Library
     from .demo import QUESTIONS, ScriptedGenerator, make_demo_ask, write_sample_documents
     from .main_window import MainWindow
 

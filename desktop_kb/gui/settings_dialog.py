@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import DesktopKBError
-from ..factory import EMBEDDER_BACKENDS, LLM_BACKENDS, RERANKER_BACKENDS
+from ..library.factory import EMBEDDER_BACKENDS, LLM_BACKENDS, RERANKER_BACKENDS
 from ..settings import ModelSpec, Settings, save_settings
 from . import errors
 from .i18n import tr
@@ -37,9 +37,9 @@ __all__ = ["SettingsDialog", "check_models"]
 
 
 def check_models(settings: Settings, ctx: TaskContext | None = None) -> list[tuple[str, str, str]]:
-    """Load each configured model once (``desktop_kb.models.status``): [(role, mark, message)] with
+    """Load each configured model once (``desktop_kb.library.model_status``): [(role, mark, message)] with
     mark "ok", "failed" or "off". Runs in a worker; slow for the LLM."""
-    from ..models.status import model_status
+    from ..library.model_status import model_status
 
     if ctx is not None:
         ctx.cancel.raise_if_cancelled()

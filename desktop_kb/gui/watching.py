@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from ..ingest.watch import FolderWatcher, to_ingest, watched_folders
-from ..kb import Library
+from ..library.kb import Library
 
 __all__ = ["Watching"]
 

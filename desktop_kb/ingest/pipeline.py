@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diskspace import MARGIN, disk_full, ensure_free
@@ -146,87 +146,113 @@ def ingest(
     docs = target.manifest.documents()
     found = discover_mod.discover(paths, settings.extensions, docs, force=force, cancel=cancel,
                                   exclude=(settings.data_dir,))
-    added: list[str] = []
-    updated: list[str] = []
-    failed = list(found.failed)
-    warnings: list[FileFailure] = []
-    scanned: list[tuple[str, tuple[int, ...]]] = []
-    chunks_done = 0
-    todo = found.to_index
-    total = len(todo)
-
-    def report(stage: str, done: int, current: str) -> None:
-        elapsed = time.monotonic() - started
-        eta = elapsed / done * (total - done) if done else None
-        progress(IngestProgress(done, total, chunks_done, current, stage, elapsed, eta))
-
-    def on_page(page: int, pages: int, per_page: float, done: int, current: str) -> None:
-        # during OCR the ETA is the current file's: its pages left at its speed so far
-        progress(IngestProgress(done, total, chunks_done, current, "ocr", time.monotonic() - started,
-                                per_page * max(pages - page, 0), page, pages))
-
-    avg_len = target.manifest.get_meta("bm25_avg_len")
-    # Knowledge bases made before the running average existed keep their (frozen) value.
-    samples = int(target.manifest.get_meta("bm25_len_samples", AVG_LEN_SAMPLES if avg_len else 0))
-    sparse = target.sparse_for(float(avg_len or 100.0))
-    deleted = remove_documents(target, found.deleted, sparse) if found.deleted else []
+    run = _Run(target, settings, progress, started, len(found.to_index), failed=list(found.failed))
+    deleted = remove_documents(target, found.deleted, run.sparse) if found.deleted else []
     if (tags is not None or owner is not None) and found.unchanged:
         set_metadata(target.name, target.store, target.manifest, [docs[s.path] for s in found.unchanged],
                      tags=tags, owner=owner)
     cancelled = False
-    for done, src in enumerate(todo):
-        name = Path(src.path).name
+    for done, src in enumerate(found.to_index):
         try:
             cancel.raise_if_cancelled()
-            report("convert", done, src.path)
-            ocr_options = _ocr_options(settings, ocr, cancel, lambda a, b, c, d=done, p=src.path: on_page(a, b, c, d, p))
-            doc = _convert(src, pdf_password, ocr_options)
-            chunks = chunk_document(doc.markdown, doc_id=src.doc_id, path=src.path, pages=doc.pages,
-                                    settings=settings.chunk)
-            if not chunks:
-                raise NoExtractableText(f"{name} has no text to index.")
-            if samples < AVG_LEN_SAMPLES:
-                avg_len, samples = _update_avg_len(target, sparse, chunks, float(avg_len or 0.0), samples)
-                sparse = target.sparse_for(avg_len)
-            report("embed", done, src.path)
-
-            def on_batch(n: int, d: int = done, p: str = src.path) -> None:
-                nonlocal chunks_done
-                chunks_done += n
-                report("embed", d, p)
-
-            dense, vectors = embed_chunks(chunks, embedder, sparse, title=doc.title, cancel=cancel,
-                                          batch_size=settings.models.embed_batch, on_batch=on_batch)
-            report("write", done, src.path)
-            _commit_file(target, src, doc, chunks, dense, vectors, docs.get(src.path), tags, owner, sparse)
-            (updated if src.path in docs else added).append(src.path)
-            warnings.extend(FileFailure(src.path, w) for w in doc.warnings)
-            if doc.ocr:
-                scanned.append((src.path, tuple(p.number for p in doc.ocr)))
+            _index_file(run, src, done, docs.get(src.path), embedder, tags=tags, owner=owner,
+                        pdf_password=pdf_password, ocr=ocr, cancel=cancel)
         except Cancelled:
             cancelled = True
             break
         except DiskFull:
             raise  # the files before this one stay committed; every next one would fail the same way
         except DesktopKBError as exc:
-            message, hint = user_message(exc)
-            failed.append(FileFailure(src.path, message, hint))
-            target.manifest.record_failure(src.path, message, hint, src.sha256)
+            run.fail(src, *user_message(exc))
         except Exception as exc:  # one bad file must never stop the batch (a full disk does)
-            full = disk_full(exc, target.docs_dir, what=f"to add {name}")
+            full = disk_full(exc, target.docs_dir, what=f"to add {Path(src.path).name}")
             if full is not None:
                 raise full from exc
-            message, hint = user_message(exc)
-            failed.append(FileFailure(src.path, f"{name}: {message}", hint))
-            target.manifest.record_failure(src.path, message, hint, src.sha256)
+            run.fail(src, *user_message(exc), named=True)
     target.store.flush(target.name)
-    report("done", len(added) + len(updated), "")
+    run.report("done", len(run.added) + len(run.updated), "")
     return IngestReport(
-        kb=target.name, added=tuple(added), updated=tuple(updated),
-        unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(failed),
-        warnings=tuple(warnings), chunks=chunks_done, cancelled=cancelled,
-        skipped=tuple(FileFailure(p, *unsupported_reason(p)) for p in found.skipped), ocr=tuple(scanned),
+        kb=target.name, added=tuple(run.added), updated=tuple(run.updated),
+        unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(run.failed),
+        warnings=tuple(run.warnings), chunks=run.chunks_done, cancelled=cancelled,
+        skipped=tuple(FileFailure(p, *unsupported_reason(p)) for p in found.skipped), ocr=tuple(run.scanned),
     )
+
+
+@dataclass
+class _Run:
+    """One ingest run: what it has done so far, its progress reports and its BM25 encoder (whose
+    average chunk length settles over the first chunks)."""
+
+    target: IngestTarget
+    settings: Settings
+    progress: ProgressCallback
+    started: float
+    total: int
+    failed: list[FileFailure]
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    warnings: list[FileFailure] = field(default_factory=list)
+    scanned: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    chunks_done: int = 0
+
+    def __post_init__(self) -> None:
+        avg_len = self.target.manifest.get_meta("bm25_avg_len")
+        # Knowledge bases made before the running average existed keep their (frozen) value.
+        self.samples = int(self.target.manifest.get_meta("bm25_len_samples", AVG_LEN_SAMPLES if avg_len else 0))
+        self.avg_len = float(avg_len or 0.0)
+        self.sparse = self.target.sparse_for(float(avg_len or 100.0))
+
+    def report(self, stage: str, done: int, current: str) -> None:
+        elapsed = time.monotonic() - self.started
+        eta = elapsed / done * (self.total - done) if done else None
+        self.progress(IngestProgress(done, self.total, self.chunks_done, current, stage, elapsed, eta))
+
+    def on_page(self, page: int, pages: int, per_page: float, done: int, current: str) -> None:
+        # during OCR the ETA is the current file's: its pages left at its speed so far
+        self.progress(IngestProgress(done, self.total, self.chunks_done, current, "ocr",
+                                     time.monotonic() - self.started, per_page * max(pages - page, 0), page, pages))
+
+    def measure(self, chunks: Sequence[Chunk]) -> None:
+        """Counts the chunks into the BM25 average length until it is frozen."""
+        if self.samples < AVG_LEN_SAMPLES:
+            self.avg_len, self.samples = _update_avg_len(self.target, self.sparse, chunks, self.avg_len, self.samples)
+            self.sparse = self.target.sparse_for(self.avg_len)
+
+    def fail(self, src: SourceFile, message: str, hint: str, *, named: bool = False) -> None:
+        """A file that could not be indexed: reported (``named``: its name before the message) and
+        recorded, so an unchanged file is not tried again at every run."""
+        shown = f"{Path(src.path).name}: {message}" if named else message
+        self.failed.append(FileFailure(src.path, shown, hint))
+        self.target.manifest.record_failure(src.path, message, hint, src.sha256)
+
+
+def _index_file(run: _Run, src: SourceFile, done: int, old: DocumentRow | None, embedder: Embedder, *,
+                tags: Sequence[str] | None, owner: str | None, pdf_password: str | None, ocr: OcrEngine | None,
+                cancel: CancelToken) -> None:
+    """One file: convert → clean → chunk → embed → write, committed alone."""
+    run.report("convert", done, src.path)
+    ocr_options = _ocr_options(run.settings, ocr, cancel, lambda a, b, c: run.on_page(a, b, c, done, src.path))
+    doc = _convert(src, pdf_password, ocr_options)
+    chunks = chunk_document(doc.markdown, doc_id=src.doc_id, path=src.path, pages=doc.pages,
+                            settings=run.settings.chunk)
+    if not chunks:
+        raise NoExtractableText(f"{Path(src.path).name} has no text to index.")
+    run.measure(chunks)
+    run.report("embed", done, src.path)
+
+    def on_batch(n: int) -> None:
+        run.chunks_done += n
+        run.report("embed", done, src.path)
+
+    dense, vectors = embed_chunks(chunks, embedder, run.sparse, title=doc.title, cancel=cancel,
+                                  batch_size=run.settings.models.embed_batch, on_batch=on_batch)
+    run.report("write", done, src.path)
+    _commit_file(run.target, src, doc, chunks, dense, vectors, old, tags, owner, run.sparse)
+    (run.updated if old is not None else run.added).append(src.path)
+    run.warnings.extend(FileFailure(src.path, w) for w in doc.warnings)
+    if doc.ocr:
+        run.scanned.append((src.path, tuple(p.number for p in doc.ocr)))
 
 
 def _update_avg_len(

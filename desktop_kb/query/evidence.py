@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..text.budget import estimate_tokens
+from ..text.term_stats import TermStats, idf
 from ..text.tokenize import tokenize
 from ..types import Hit
-from .support import sentence_spans
-from .term_stats import TermStats, idf
+from ..verify.support import sentence_spans
 
 __all__ = ["GAP", "Window", "evidence_windows"]
 

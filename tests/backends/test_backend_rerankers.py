@@ -93,9 +93,9 @@ def test_missing_folder_is_not_installed(backend: str, tmp_path: Path) -> None:
 def test_install_from_dir_then_factory_and_status(tiny_cross_encoder_dir: Path, tmp_path: Path,
                                                   fastembed_reranker) -> None:
     """A copied cross-encoder folder → recognised, copied, built by the factory, reported loadable."""
-    from desktop_kb import factory
+    from desktop_kb.library import factory
+    from desktop_kb.library.model_status import model_status
     from desktop_kb.models.install import install_from_dir
-    from desktop_kb.models.status import model_status
     from desktop_kb.settings import Settings
 
     settings = install_from_dir(tiny_cross_encoder_dir, Settings(data_dir=tmp_path))

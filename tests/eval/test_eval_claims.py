@@ -1,6 +1,6 @@
 """`desktop-kb eval claims`: the answer check on given answers. Bad records are refused with the
 line named (no traceback); the records go through the product's own check (plumbing here, with a
-scripted judge; the real LLM's verdicts are in tests/query/test_meaning_real.py)."""
+scripted judge; the real LLM's verdicts are in tests/verify/test_meaning_real.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from desktop_kb.cli import main
 from desktop_kb.errors import ConfigError
 from desktop_kb.eval.claims import load_records, run_claims
-from desktop_kb.query.answer_check import CheckOptions
+from desktop_kb.verify.answer_check import CheckOptions
 
 PASSAGE = {"title": "Contract", "text": "The contract was signed by Ms. Lin and approved by Mr. Park in 2021."}
 

@@ -12,7 +12,7 @@ from desktop_kb.cli import main
 from desktop_kb.eval.corpus import eval_kb_name, prepare_kb
 from desktop_kb.eval.datasets import load_beir
 from desktop_kb.eval.retrieval import kb_views, run_mode
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 
 DOCS = {
@@ -141,7 +141,7 @@ def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scr
     """Plumbing with a scripted LLM: the per-item file holds every question, one JSON line each."""
     import dataclasses
 
-    from desktop_kb.eval import cli as eval_cli
+    from desktop_kb.cli import evaluate as eval_cli
 
     data = tmp_path / "data"
     _hash_settings(data)

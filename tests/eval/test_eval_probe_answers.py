@@ -11,7 +11,7 @@ from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.eval.answers import aggregate, citations_valid, score_answer
 from desktop_kb.eval.datasets import QAItem
 from desktop_kb.eval.probe import probe
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 from desktop_kb.types import Answer, Chunk, Citation, Hit
 

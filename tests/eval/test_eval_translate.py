@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from desktop_kb.errors import ModelNotInstalled
-from desktop_kb.eval.cli import fusion_verdict
+from desktop_kb.eval.retrieval import fusion_verdict
 from desktop_kb.eval.translate import TranslationCache, clean_translation, query_language, translate_queries
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from desktop_kb.eval.injection import CASES, score, write_cases
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 

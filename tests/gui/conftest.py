@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from gui_fakes import FakeGenerator, make_fake_ask, write_docs
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 
 

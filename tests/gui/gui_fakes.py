@@ -12,7 +12,7 @@ from typing import Any
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import Cancelled
 from desktop_kb.gui.demo import minimal_json
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.progress import CancelToken
 from desktop_kb.types import STAGE_READING, Answer, Citation, FallbackDecision
 

@@ -456,7 +456,7 @@ def test_broken_opendocument_is_reported(tmp_path: Path) -> None:
 
 def test_unread_types_are_listed_as_skipped_with_the_reason(settings, tmp_path: Path) -> None:
     from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
 
     d = tmp_path / "folder"
     d.mkdir()

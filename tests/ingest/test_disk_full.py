@@ -22,7 +22,7 @@ import pytest
 from desktop_kb import diskspace
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import DiskFull
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.protocols import SearchFilter
 
 HASH = {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}

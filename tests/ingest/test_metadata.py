@@ -11,7 +11,7 @@ from filemakers import hash_data_dir
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import IndexMissing, OwnerScopeRequired
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.protocols import SearchFilter
 
 

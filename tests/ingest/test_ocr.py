@@ -17,7 +17,7 @@ from desktop_kb.errors import Cancelled, NoExtractableText, UnsupportedFile
 from desktop_kb.eval.metrics import char_error_rate
 from desktop_kb.ingest.convert import convert
 from desktop_kb.ingest.ocr import OcrOptions, lines_in
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.progress import CancelToken
 
 EN = ["Receipts must be submitted within 30 days of purchase.",

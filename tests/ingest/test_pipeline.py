@@ -15,7 +15,7 @@ import pytest
 from filemakers import make_docx, make_pdf
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.protocols import SearchFilter
 
 
@@ -137,7 +137,7 @@ _CHILD = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
     from desktop_kb.settings import Settings
 
     class Slow(HashEmbedder):
@@ -274,7 +274,7 @@ def test_second_process_gets_in_use_whatever_the_store(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from desktop_kb.kb import Library
+        from desktop_kb.library.kb import Library
         from desktop_kb.settings import Settings, StoreSettings
         from desktop_kb.backends.embed_hash import HashEmbedder
         from desktop_kb.errors import KnowledgeBaseInUse

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from filemakers import make_docx, make_pdf
 
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 
 pytestmark = pytest.mark.slow
 

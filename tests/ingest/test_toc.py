@@ -11,7 +11,7 @@ from filemakers import hash_data_dir, make_pdf
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.cli import main
 from desktop_kb.ingest.toc import build_toc, flatten
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 
 PARA = "This paragraph explains the topic in some detail so that the section has a real size. " * 6
 

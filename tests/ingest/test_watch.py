@@ -10,7 +10,7 @@ from filemakers import hash_data_dir
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.ingest.watch import FolderWatcher, watched_folders
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 
 
 def _wait(cond, timeout: float = 15.0) -> bool:
@@ -79,7 +79,7 @@ def test_edited_file_is_reindexed_alone_and_a_deleted_one_leaves(settings, tmp_p
 
 def test_cli_watch_scans_at_start_and_stops_on_cancel(tmp_path, monkeypatch):
 
-    from desktop_kb import cli
+    from desktop_kb.cli import commands as cli
     from desktop_kb.progress import CancelToken
 
     data = hash_data_dir(tmp_path / "data")
@@ -89,7 +89,7 @@ def test_cli_watch_scans_at_start_and_stops_on_cancel(tmp_path, monkeypatch):
     assert cli.main(["--data-dir", str(data), "ingest", str(d), "--kb", "k", "--json"]) == 0
     (d / "offline.md").write_text("# Offline\n\nAdded while nothing was watching.\n")
     token = CancelToken()
-    monkeypatch.setattr(cli, "_cancel_on_sigint", lambda: token)
+    monkeypatch.setattr(cli, "cancel_on_sigint", lambda: token)
     threading.Timer(3.0, token.cancel).start()
     assert cli.main(["--data-dir", str(data), "watch", "--kb", "k", "--debounce", "0.3"]) == 0
     from desktop_kb.settings import load_settings

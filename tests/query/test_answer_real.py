@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_kb.kb import Library
-from desktop_kb.query.citations import find_in_passage
+from desktop_kb.library.kb import Library
+from desktop_kb.verify.citations import find_in_passage
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
@@ -97,7 +97,7 @@ def test_question_whose_premise_the_passage_does_not_share_is_not_answered(lib):
     """The passage is on topic and the number is in it, but it is about full-time employees: the
     claim checks pass "25 days [1]"; the judge finds it does not answer a question about part-time
     ones. The same passage does answer the question as asked."""
-    from desktop_kb.query.judge import JUDGED_NOT_ANSWERED
+    from desktop_kb.verify.judge import JUDGED_NOT_ANSWERED
 
     trap = lib.ask("How many days of paid leave do part-time employees get?", kbs=["kb"])
     assert trap.status in ("refused", "clarify"), (trap.text, trap.judge_score)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.query.evidence import GAP, evidence_windows
-from desktop_kb.query.term_stats import TermStats
 from desktop_kb.text.budget import estimate_tokens
+from desktop_kb.text.term_stats import TermStats
 from desktop_kb.types import Chunk, Hit
 
 FILLER = [f"Paragraph filler sentence number {w} talks about office plants and the weather." for w in

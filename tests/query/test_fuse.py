@@ -83,7 +83,7 @@ def test_convex_fusion_with_zero_sparse_weight_is_the_dense_order():
 
 def test_the_same_text_in_two_files_is_one_search_hit(settings, tmp_path):
     from desktop_kb.backends.embed_hash import HashEmbedder
-    from desktop_kb.kb import Library
+    from desktop_kb.library.kb import Library
 
     text = "# Travel\n\nHotels are reimbursed up to 180 euros per night.\n"
     for folder in ("a", "b"):

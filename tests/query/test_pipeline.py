@@ -8,7 +8,7 @@ import pytest
 
 from desktop_kb.backends.embed_hash import HashEmbedder
 from desktop_kb.errors import Cancelled
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.progress import CancelToken
 
 
@@ -216,7 +216,7 @@ def test_answer_that_is_only_an_unsupported_claim_is_refused(settings, folder, s
 
 
 def test_ask_json_carries_evidence_and_removed_sentences(settings, folder, scripted):
-    from desktop_kb.query.cli import answer_json
+    from desktop_kb.cli.ask import answer_json
 
     bad = "Invoices must be paid within 30 days [1]. Late invoices must be paid within 90 days [1]."
     gen = scripted(answers=[bad] * 3)

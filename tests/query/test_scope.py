@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
+from desktop_kb.library.kb import Library
 from desktop_kb.query.scope import scope_cue
 
 PARA = "This paragraph explains the {t} topic in some detail so that the section has a real size. " * 5

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.kb import Library
-from desktop_kb.query.judge import JUDGE_SYSTEM
+from desktop_kb.library.kb import Library
 from desktop_kb.query.prompts import ANSWER_SYSTEM
 from desktop_kb.query.warm import warm_up
+from desktop_kb.verify.judge import JUDGE_SYSTEM
 
 
 class Recorder:

@@ -1,0 +1,166 @@
+"""CLI commands of the answer pipeline: ``ask`` and ``chat``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from ..errors import Cancelled
+from ..progress import CancelToken
+from ..settings import Settings
+from ..types import Answer
+
+__all__ = ["answer_json", "register"]
+
+
+def evidence_texts(a: Answer, n: int) -> list[str]:
+    """The supporting sentence(s) of citation ``n`` (its evidence spans, cut from the passage)."""
+    c = next((c for c in a.citations if c.n == n), None)
+    if c is None or not 1 <= n <= len(a.passages):
+        return []
+    chunk = a.passages[n - 1].chunk
+    return [chunk.text[s - chunk.start: e - chunk.start] for s, e in c.evidence]
+
+
+def answer_json(a: Answer) -> dict[str, Any]:
+    return {
+        "answer": a.text,
+        "status": a.status,
+        "citations": [{"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
+                       "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
+                       "quote_start": c.quote_start, "quote_end": c.quote_end,
+                       "evidence": [{"start": s, "end": e, "text": t}
+                                    for (s, e), t in zip(c.evidence, evidence_texts(a, c.n), strict=True)]}
+                      for c in a.citations],
+        "passages": [{"n": i, "kb": h.kb, "doc_id": h.chunk.doc_id, "path": h.chunk.path,
+                      "pages": list(h.chunk.pages), "heading_path": list(h.chunk.heading_path),
+                      "start": h.chunk.start, "end": h.chunk.end, "rerank_score": h.rerank_score,
+                      "rrf_score": h.score if h.rerank_score is None else None,
+                      "dense_score": h.dense_score, "text": h.chunk.text} for i, h in enumerate(a.passages, 1)],
+        "queries": list(a.queries),
+        "fallback": None if a.fallback is None else {"decision": a.fallback.decision, "message": a.fallback.message},
+        "timings_ms": a.timings_ms,
+        "prompt_tokens": a.prompt_tokens,
+        "judge_score": a.judge_score,
+        "answerability": None if a.answerability is None else dataclasses.asdict(a.answerability),
+        # what the model said when the judge found it does not answer the question (not shown as an answer)
+        "withheld": None if a.withheld is None else {
+            "answer": a.withheld.text, "citations": [c.n for c in a.withheld.citations]},
+        "scope": a.scope,
+        "rerank_degraded": a.rerank_degraded,
+        "problems": list(a.problems),
+        "removed": [{"sentence": sentence, "why": why} for sentence, why in a.removed],
+    }
+
+
+def _print_sources(a: Answer) -> None:
+    from ..query.prompts import passage_label
+
+    cited = {c.n for c in a.citations}
+    if a.status == "answered" and a.citations:
+        print("\nSources:")
+        for c in a.citations:
+            h = a.passages[c.n - 1]
+            said = c.quote or " … ".join(evidence_texts(a, c.n))
+            quote = f' — "{said[:200]}"' if said else ""
+            print(f"  [{c.n}] {passage_label(h)}{quote}")
+        for sentence, why in a.removed:
+            print(f"\nRemoved (no cited passage supports it): {sentence}\n  why: {why}")
+    elif a.passages and a.status == "refused":
+        print("\nPassages found:")
+        for i, h in enumerate(a.passages, 1):
+            if i not in cited:
+                print(f"  [{i}] {passage_label(h)}: {h.chunk.text[:120].replace(chr(10), ' ')}")
+    if a.rerank_degraded:
+        print("(the reranker failed: passages are in retrieval order)", file=sys.stderr)
+
+
+def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[tuple[str, str]],
+              cancel: CancelToken) -> Answer:
+    from ..store.filters import parse_filters
+
+    flt = parse_filters(args.filter or [])
+    stream = not args.json
+
+    streamed: list[str] = []
+
+    def on_token(tok: str) -> None:
+        streamed.append(tok)
+        sys.stdout.write(tok)
+        sys.stdout.flush()
+
+    def on_restart() -> None:
+        streamed.clear()
+        sys.stdout.write("\n[checking citations failed; correcting…]\n")
+
+    a = lib.ask(question, kbs=args.kb or None, flt=flt, history=history, reading_order=args.reading_order,
+                on_token=on_token if stream else None, on_restart=on_restart if stream else None, cancel=cancel)
+    if args.json:
+        print(json.dumps(answer_json(a), ensure_ascii=False, indent=2))
+    else:
+        if a.status != "answered" or a.fallback is not None:
+            # streamed text (if any) was replaced by a refusal / clarification
+            print(("\n" if a.timings_ms.get("generate") else "") + a.text)
+        elif "".join(streamed).strip() != a.text.strip():
+            label = "[unsupported sentences removed]" if a.removed else "[with citations added]"
+            print(f"\n{label}\n" + a.text)  # the checker cited sentences the model left bare
+        else:
+            print()
+        if a.scope:
+            print(f"(answered from {a.scope})")
+        _print_sources(a)
+    return a
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from .common import cancel_on_sigint, open_library
+
+    cancel = cancel_on_sigint()
+    with open_library(settings) as lib:
+        _ask_once(lib, args.question, args, [], cancel)
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    from .common import open_library
+
+    history: list[tuple[str, str]] = []
+    print("Ask questions about your documents. Empty line or Ctrl-D to quit; Ctrl-C stops an answer.")
+    with open_library(settings) as lib:
+        while True:
+            try:
+                question = input("\n> ").strip()
+            except EOFError:
+                break
+            if not question:
+                break
+            cancel = CancelToken()
+            import signal
+
+            signal.signal(signal.SIGINT, lambda *_, c=cancel: c.cancel())
+            try:
+                a = _ask_once(lib, question, args, history, cancel)
+            except Cancelled:
+                print("\n(stopped)")
+                continue
+            if a.status == "answered":
+                history.append((question, a.text))
+    return 0
+
+
+def register(sub: Any) -> None:
+    for name, helptext in (("ask", "answer a question from your documents"),
+                           ("chat", "an interactive conversation with follow-up questions")):
+        p = sub.add_parser(name, help=helptext)
+        if name == "ask":
+            p.add_argument("question")
+        p.add_argument("--kb", action="append", help="knowledge base (repeatable; default: all)")
+        p.add_argument("--filter", action="append", help="key=value (repeatable)")
+        p.add_argument("--reading-order", action="store_true", help="passages in document order")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_ask if name == "ask" else cmd_chat)
+
+

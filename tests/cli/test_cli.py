@@ -1,0 +1,95 @@
+"""The CLI over the real core, with the deterministic hash embedder configured in settings.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.cli import main
+
+
+@pytest.fixture
+def data(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "settings.json").write_text(json.dumps(
+        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64},
+                    "reranker": {"backend": "none"}}}))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# 财务\n\n## 发票\n\n增值税专用发票的开具期限为三十天。\n", encoding="utf-8")
+    (docs / "b.md").write_text("# Travel\n\nHotels up to 180 euros per night.\n", encoding="utf-8")
+    return d, docs
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_ingest_search_kb_commands(data, capsys):
+    d, docs = data
+    assert main(["--data-dir", str(d), "ingest", str(docs), "--kb", "k1", "--tags", "fin,2024", "--json"]) == 0
+    report = _json(capsys)
+    assert report["kb"] == "k1" and len(report["added"]) == 2 and report["failed"] == [] and report["chunks"] == 2
+    assert main(["--data-dir", str(d), "search", "发票", "--kb", "k1", "--json"]) == 0
+    hits = _json(capsys)
+    assert hits[0]["heading_path"] == ["财务", "发票"] and hits[0]["path"].endswith("a.md")
+    assert main(["--data-dir", str(d), "search", "hotels", "--filter", "tag=other", "--json"]) == 0
+    assert _json(capsys) == []  # the filter is applied, never ignored
+    assert main(["--data-dir", str(d), "kb", "stats", "k1", "--json"]) == 0
+    stats = _json(capsys)
+    assert stats["documents"] == 2 and stats["embedder"] == "test/hash-embedder"
+    assert main(["--data-dir", str(d), "kb", "list", "--json"]) == 0
+    assert [k["name"] for k in _json(capsys)] == ["k1"]
+    assert main(["--data-dir", str(d), "kb", "rename", "k1", "k2"]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", str(d), "kb", "delete", "k2", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", str(d), "kb", "stats", "k2"]) == 4  # store error: not found
+    assert "no knowledge base named" in capsys.readouterr().err
+
+
+def test_usage_errors_have_messages_and_codes(data, capsys):
+    d, _ = data
+    assert main(["--data-dir", str(d), "search", "x", "--filter", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "hint:" in err
+    assert main(["--data-dir", str(d), "ingest", str(d / "nowhere"), "--kb", "bad/name"]) == 2
+
+
+def test_core_never_imports_qt():
+    script = Path(__file__).resolve().parents[2] / "scripts" / "check_qt_free.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout
+    code = "import sys, desktop_kb.library.kb, desktop_kb.cli, desktop_kb.query.pipeline; " \
+           "print(any(m.startswith('PySide6') for m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.stdout.strip() == "False"
+
+
+def test_the_cli_writes_nothing_outside_its_data_folder(tmp_path):
+    """A clean system's home showed onnxruntime's device id (~/.cache/Microsoft/…) after an OCR
+    ingest; the CLI runs with an empty HOME here, reads a scanned page (onnxruntime) and must
+    leave that HOME empty."""
+    import os
+    import subprocess
+    import sys
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    docs, home, data = tmp_path / "docs", tmp_path / "home", tmp_path / "data"
+    docs.mkdir()
+    home.mkdir()
+    img = Image.new("L", (1200, 400), 255)
+    ImageDraw.Draw(img).text((80, 150), "The spare keys are in room B12.", font=ImageFont.load_default(size=40), fill=0)
+    img.save(docs / "scan.png")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "ORT_"))} | {"HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "desktop_kb", "--data-dir", str(data), "ingest", str(docs),
+                           "--kb", "k", "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["ocr"]  # the page was read by OCR (onnxruntime ran)
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []

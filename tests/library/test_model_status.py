@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from desktop_kb.library.model_status import model_status
+from desktop_kb.settings import ModelSpec, Settings
+
+
+def _by_role(settings: Settings, **kw: object) -> dict[str, object]:
+    return {s.role: s for s in model_status(settings, **kw)}  # type: ignore[arg-type]
+
+
+def test_missing_reranker_is_reported_not_installed(tmp_path: Path) -> None:
+    status = _by_role(Settings(data_dir=tmp_path))
+    rr = status["reranker"]
+    assert rr.installed is False  # type: ignore[attr-defined]
+    assert "Not installed" in rr.message and "--from DIR" in rr.message  # type: ignore[attr-defined]
+    assert rr.path == str(Settings(data_dir=tmp_path).models_dir / "BAAI--bge-reranker-v2-m3")  # type: ignore[attr-defined]
+    assert set(status) == {"embedder", "reranker", "llm"}  # small_llm only when configured
+
+
+def test_reranker_turned_off_and_llm_not_assembled(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path)
+    s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("", "none")))
+    status = _by_role(s)
+    assert status["reranker"].installed is False and "turned off" in status["reranker"].message  # type: ignore[attr-defined]
+    llm = status["llm"]
+    assert llm.installed is False and "models install" in llm.message  # type: ignore[attr-defined]
+    assert llm.path.endswith("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")  # type: ignore[attr-defined]
+
+
+def test_hash_embedder_and_check_load(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path)
+    s = s.replace(models=dataclasses.replace(
+        s.models, embedder=ModelSpec("test/hash-embedder", "hash", "", 32), reranker=ModelSpec("", "none")))
+    status = _by_role(s, check_load=True)
+    assert status["embedder"].installed and status["embedder"].loadable is True  # type: ignore[attr-defined]
+    assert status["llm"].loadable is None  # not installed → not loaded  # type: ignore[attr-defined]
+
+
+def test_check_load_reports_a_broken_llm_file(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 32)  # right magic, garbage inside
+    s = Settings(data_dir=tmp_path)
+    s = s.replace(models=dataclasses.replace(
+        s.models, llm=ModelSpec("broken", "llama_cpp", str(bad)),
+        embedder=ModelSpec("test/hash-embedder", "hash", "", 32)))
+    llm = _by_role(s, check_load=True)["llm"]
+    assert llm.installed is True and llm.loadable is False  # type: ignore[attr-defined]
+    assert "Does not load" in llm.message  # type: ignore[attr-defined]
