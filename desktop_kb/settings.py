@@ -116,16 +116,26 @@ class QuerySettings:
     # the answer to the question as asked (verify/judge.py); an answer scoring below judge_threshold
     # (log P(yes) − log P(no)) is withheld; judge_threshold_cjk for a Chinese (CJK) question. The
     # score an answer needs rises by judge_margin_missing_term(_cjk) when a key term of the question
-    # is in no cited passage, and by judge_margin_weak_retrieval when retrieval was weak (below
-    # dense_threshold / rerank_threshold): what the pipeline knows of an unanswerable question
-    # besides the judge. Calibrated on the faithfulness set's calibration half
-    # (benchmarks/calibrate_judge.py, docs/meaning-check.md); the weak-retrieval margin is not yet.
+    # (or one of its figures, verify/premise.py) is in no cited passage, by
+    # judge_margin_weak_retrieval when retrieval was weak (below dense_threshold / rerank_threshold),
+    # and by judge_margin_per_dense for each unit of the embedder's top-1 cosine below
+    # judge_dense_reference (30 × (0.86 − 0.83) = 0.9 at a top-1 of 0.83): what the pipeline knows of
+    # an unanswerable question besides the judge. Thresholds and the English missing-term margin
+    # calibrated on the faithfulness set's calibration half (benchmarks/calibrate_judge.py); the
+    # Chinese margin on `eval answers` over 100 held-out questions (benchmarks/calibrate_answerability.py);
+    # docs/meaning-check.md. The dense margin is off (0): +2 of 45 unanswerable questions refused on
+    # the held-out English set, one right answer withheld on the report sample; weak-retrieval: 0.
     judge: bool = True
     judge_threshold: float = 0.7
     judge_threshold_cjk: float = 0.6
     judge_margin_missing_term: float = 0.75
-    judge_margin_missing_term_cjk: float = 0.0
+    judge_margin_missing_term_cjk: float = 0.75
     judge_margin_weak_retrieval: float = 0.0
+    judge_margin_per_dense: float = 0.0
+    judge_dense_reference: float = 0.86
+    # the embedder whose cosines the dense margin was calibrated on (e5-small, any runtime); with
+    # another embedder the dense margin is not applied (its cosines have another scale)
+    judge_dense_embedder: str = "intfloat/multilingual-e5-small"
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def answer(
     events.stage(STAGE_READING, len(reading.passages))
     draft = _generate(question, history, reading, models.generator, q, events, timings, started)
     events.stage(STAGE_CHECKING)
-    checked = _check(question, history, found, reading, draft, models.generator, q, events, timings)
+    checked = _check(question, history, found, reading, draft, models, q, events, timings)
     return _answer(question, found, reading, draft, checked, timings)
 
 
@@ -155,9 +155,9 @@ def _generate(question: str, history: Sequence[tuple[str, str]], reading: Readin
 
 
 def _check(question: str, history: Sequence[tuple[str, str]], found: Found, reading: Reading, draft: Draft,
-           generator: Generator, q: QuerySettings, events: Events, timings: dict[str, float]) -> Checked:
+           models: Models, q: QuerySettings, events: Events, timings: dict[str, float]) -> Checked:
     """The answer check, with a correction retry that asks the model again with the problems named."""
-    passages = reading.passages
+    passages, generator, embedder_id = reading.passages, models.generator, models.embedder.id
 
     def check_text(candidate: str) -> Validation:
         return validate(candidate, passages, question, stats=reading.stats, similarity=reading.similarity)
@@ -175,7 +175,8 @@ def _check(question: str, history: Sequence[tuple[str, str]], found: Found, read
         return new
 
     scorer = generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None
-    return check_answer(question, draft.text, passages, check_text, options=CheckOptions.of(q), scorer=scorer,
+    options = CheckOptions.of(q, embedder_id=embedder_id)
+    return check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
                         regenerate=regenerate, judged=found.scope is None, stats=reading.stats,
                         weak_retrieval=found.signal.weak, best_dense=found.best_dense, cancel=events.cancel,
                         timings=timings)

@@ -25,6 +25,7 @@ from ..text.tokenize import cjk_ratio
 from ..types import Answerability, Citation, Hit
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
+from .premise import unstated_details
 from .repair import (
     attach_citations,
     cite_by_support,
@@ -62,20 +63,28 @@ class CheckOptions:
     margin_weak_retrieval: float = 0.0  # added when retrieval was weak
     margin_missing_term: float = 0.0  # added when a key term of the question is in no cited passage
     margin_missing_term_cjk: float = 0.0  # … for Chinese questions
+    margin_per_dense: float = 0.0  # added per unit of the embedder's top-1 cosine below dense_reference
+    dense_reference: float = 0.0
 
-    def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0) -> float:
+    def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0,
+                      best_dense: float | None = None) -> float:
         zh = language(question) == "zh"
         base = self.threshold_cjk if zh else self.threshold
         missing = self.margin_missing_term_cjk if zh else self.margin_missing_term
-        return round(base + self.margin_weak_retrieval * weak_retrieval + missing * (missing_terms > 0), 4)
+        dense = self.margin_per_dense * max(0.0, self.dense_reference - best_dense) if best_dense is not None else 0.0
+        return round(base + self.margin_weak_retrieval * weak_retrieval + missing * (missing_terms > 0) + dense, 4)
 
     @classmethod
-    def of(cls, query: Any) -> CheckOptions:
-        """From the ``query`` settings."""
+    def of(cls, query: Any, embedder_id: str = "") -> CheckOptions:
+        """From the ``query`` settings; the dense margin only for the embedder it was calibrated
+        on (``embedder_id``, the one whose top-1 cosine the check is given)."""
+        calibrated = not embedder_id or embedder_id.startswith(query.judge_dense_embedder)
         return cls(retries=query.citation_retries, judge=query.judge, threshold=query.judge_threshold,
                    threshold_cjk=query.judge_threshold_cjk, margin_weak_retrieval=query.judge_margin_weak_retrieval,
                    margin_missing_term=query.judge_margin_missing_term,
-                   margin_missing_term_cjk=query.judge_margin_missing_term_cjk)
+                   margin_missing_term_cjk=query.judge_margin_missing_term_cjk,
+                   margin_per_dense=query.judge_margin_per_dense if calibrated else 0.0,
+                   dense_reference=query.judge_dense_reference)
 
 
 @dataclass(frozen=True)
@@ -201,7 +210,8 @@ def check_answer(
     if check.refusal or not judged or not options.judge or scorer is None:
         return result
     missing = missing_terms(question, check.citations, passages, stats)
-    threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing))
+    threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing),
+                                      best_dense=best_dense)
     signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
     result = replace(result, answerability=signals)
     # every sentence is in its passage; does the evidence state this answer to this question?
@@ -225,9 +235,13 @@ def check_answer(
 
 def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
                   stats: TermStats | None) -> tuple[str, ...]:
-    """The question's key terms (its rare words and names) that no cited passage has; none when
-    the passages are in another language than the question (the terms would not match)."""
+    """The question's key terms (its rare words and names) that no cited passage has, then its
+    names of several words and its figures that none states as a whole (:mod:`.premise`: "Tamara
+    de Maria" over "Tamara de Lempicka … born Maria Górska"); none when the passages are in
+    another language than the question (the terms would not match)."""
     views = [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)]
     if not views or all(v.cjk != (language(question) == "zh") for v in views):
         return ()
-    return tuple(t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views))
+    terms = [t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views)]
+    details = [d for d in unstated_details(question, [v.context for v in views]) if d.lower() not in terms]
+    return (*terms, *details)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..text.common_words import common_english
+from ..text.common_words import common_chinese, common_english
 from ..text.directives import blank_directives, clean_label
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.term_stats import TermStats
@@ -348,9 +348,9 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
 
 def question_key_terms(question: str, stats: TermStats | None) -> list[str]:
     """The question's rare words and names (the entity asked about), as tokens. Common English
-    words ("anything", "assumed") are no key terms even where the knowledge base rarely has them:
-    a paraphrased question uses them for the passage's own wording."""
-    tokens = set(tokenize(question)) - QUESTION_WORDS - FILLER - common_english()
+    and Chinese words ("anything", "assumed", 样子) are no key terms even where the knowledge base
+    rarely has them: a paraphrased question uses them for the passage's own wording."""
+    tokens = set(tokenize(question)) - QUESTION_WORDS - FILLER - common_english() - common_chinese()
     # without statistics every longer content word of the question counts
     key = (stats.rare(tokens, unseen=False, share=QUESTION_RARE_SHARE) if stats is not None
            else {t for t in tokens if len(t) >= 4 or is_cjk_char(t[0])})

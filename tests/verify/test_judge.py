@@ -240,6 +240,26 @@ def test_what_the_pipeline_knows_raises_the_score_an_answer_needs():
     assert not missing.accepted
 
 
+def test_a_weak_top_cosine_raises_the_score_for_the_embedder_it_was_calibrated_on():
+    from desktop_kb.settings import QuerySettings
+    from desktop_kb.verify.answer_check import CheckOptions, check_answer
+
+    q = QuerySettings(judge_threshold=0.0, judge_margin_per_dense=30.0, judge_dense_reference=0.86)
+    e5 = CheckOptions.of(q, embedder_id="intfloat/multilingual-e5-small:onnx-fp32")
+    assert e5.threshold_for("Who?", best_dense=0.83) == 0.9  # 30 × (0.86 − 0.83)
+    assert e5.threshold_for("Who?", best_dense=0.90) == 0.0  # above the reference: nothing
+    assert e5.threshold_for("Who?") == 0.0  # no retrieval signal (eval claims)
+    # another embedder's cosines have another scale: no dense margin
+    assert CheckOptions.of(q, embedder_id="test/hash-embedder").threshold_for("Who?", best_dense=0.5) == 0.0
+    hit = _hit()
+    question = "Who was the first chair of the Geneva committee?"
+    for dense, accepted in ((0.88, True), (0.83, False)):
+        checked = check_answer(question, "Its first chair was Maria Ortiz [1].", [hit],
+                               lambda t: validate(t, [hit], question), options=e5, scorer=Scorer(0.5),
+                               best_dense=dense)
+        assert checked.accepted is accepted and checked.answerability.best_dense == dense
+
+
 def test_the_app_says_why_the_judge_withheld_an_answer(settings, folder, scripted):
     from desktop_kb.gui.conversations import Turn  # Qt-free: the chat's record of an answer
 
