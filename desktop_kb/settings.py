@@ -198,12 +198,6 @@ class Settings:
             raise ConfigError(f"Unknown model role {role!r}; expected one of {', '.join(MODEL_ROLES)}.")
         return self.replace(models=dataclasses.replace(self.models, **{role: spec}))
 
-    def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d.pop("data_dir")
-        d["extensions"] = list(self.extensions)
-        return d
-
 
 def default_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     if explicit:
