@@ -95,7 +95,26 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
 
         self.setWindowTitle(tr("desktop-kb — answers from your documents"))
         self.setAcceptDrops(True)
+        self._build_layout(ask_fn or self._library_ask)
+        self._update_model_label()
 
+        build_actions(self)
+        self._connect()
+        self._restore_state()
+        # started from the AppImage: offer a menu entry once, after the window is up
+        QTimer.singleShot(800, self, self._offer_menu_entry)
+        self._doc_refresh_timer = QTimer(self)
+        self._doc_refresh_timer.setSingleShot(True)
+        self._doc_refresh_timer.setInterval(800)
+        self._doc_refresh_timer.timeout.connect(self.refresh_documents)
+        self.refresh()
+        if preload:
+            self.preload_models()
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _build_layout(self, ask_fn: AskFn) -> None:
+        """The three panes (knowledge bases and ingest; filters and chat; the viewer) and the
+        status bar's labels."""
         self.kb_panel = KBPanel()
         self.ingest_panel = IngestPanel()
         left = QWidget()
@@ -103,7 +122,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.kb_panel, 1)
         left_layout.addWidget(self.ingest_panel)
-        self.chat = ChatWidget(self.runner, ask_fn or self._library_ask, self.conversations,
+        self.chat = ChatWidget(self.runner, ask_fn, self.conversations,
                                history_turns=self.settings.query.history_turns)
         self.chat.models_dir = self.settings.models_dir
         self.chat.reembed = self.reembed_kb
@@ -135,22 +154,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.ranking_label.setObjectName("rankingLabel")
         self.ranking_label.setStyleSheet("color: #777;")
         self.statusBar().addPermanentWidget(self.ranking_label)
-        self._update_model_label()
 
-        build_actions(self)
-        self._connect()
-        self._restore_state()
-        # started from the AppImage: offer a menu entry once, after the window is up
-        QTimer.singleShot(800, self, self._offer_menu_entry)
-        self._doc_refresh_timer = QTimer(self)
-        self._doc_refresh_timer.setSingleShot(True)
-        self._doc_refresh_timer.setInterval(800)
-        self._doc_refresh_timer.timeout.connect(self.refresh_documents)
-        self.refresh()
-        if preload:
-            self.preload_models()
-
-    # -- setup ---------------------------------------------------------------------------------
     def _connect(self) -> None:
         p = self.kb_panel
         p.create_requested.connect(self.create_kb)

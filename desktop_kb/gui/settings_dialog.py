@@ -92,10 +92,21 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.runner = runner
         self.check_results: list[tuple[str, str, str]] | None = None
-        m, c, q, st = settings.models, settings.chunk, settings.query, settings.store
-
         self.tabs = tabs = QTabWidget()
-        # general
+        tabs.addTab(self._general_tab(settings), tr("General"))
+        tabs.addTab(self._models_tab(settings), tr("Models"))
+        tabs.addTab(self._search_tab(settings), tr("Indexing and search"))
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(tabs)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(620, 520)
+
+    def _general_tab(self, settings: Settings) -> QWidget:
+        st = settings.store
         general = QWidget()
         f = QFormLayout(general)
         self.data_dir = _PathEdit(str(settings.data_dir), folder=True)
@@ -115,9 +126,10 @@ class SettingsDialog(QDialog):
         note.setWordWrap(True)
         note.setStyleSheet("color: #666;")
         f.addRow(note)
-        tabs.addTab(general, tr("General"))
+        return general
 
-        # models
+    def _models_tab(self, settings: Settings) -> QWidget:
+        m = settings.models
         models = QWidget()
         f = QFormLayout(models)
         self.emb_backend = self._combo(EMBEDDER_BACKENDS, m.embedder.backend)
@@ -151,9 +163,10 @@ class SettingsDialog(QDialog):
         self.check_label.setTextFormat(Qt.TextFormat.PlainText)
         self.check_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         f.addRow(self.check_label)
-        tabs.addTab(models, tr("Models"))
+        return models
 
-        # indexing and search
+    def _search_tab(self, settings: Settings) -> QWidget:
+        c, q = settings.chunk, settings.query
         search = QWidget()
         f = QFormLayout(search)
         self.chunk_size = self._spin(100, 10000, c.size, step=50)
@@ -177,15 +190,7 @@ class SettingsDialog(QDialog):
         warn.setWordWrap(True)
         warn.setStyleSheet("color: #666;")
         f.addRow(warn)
-        tabs.addTab(search, tr("Indexing and search"))
-
-        layout = QVBoxLayout(self)
-        layout.addWidget(tabs)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.save)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.resize(620, 520)
+        return search
 
     @staticmethod
     def _combo(choices: tuple[str, ...], current: str) -> QComboBox:
