@@ -26,6 +26,7 @@ from ..types import Answerability, Citation, Hit
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
 from .premise import unstated_details
+from .question import question_key_terms
 from .repair import (
     attach_citations,
     cite_by_support,
@@ -34,7 +35,7 @@ from .repair import (
     remove_sentences,
     repoint_citations,
 )
-from .support import PassageView, question_key_terms
+from .support import PassageView
 
 __all__ = ["REFUSAL", "CheckOptions", "Checked", "check_answer", "language"]
 

@@ -13,7 +13,8 @@ from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
 from .binding import check_binding
 from .claim_terms import NOT_AFTER
-from .support import Claim, PassageView, Similarity, TermStats, check_claim, check_question
+from .question import check_question
+from .support import Claim, PassageView, Similarity, TermStats, check_claim
 from .support import evidence as support_evidence
 
 __all__ = [

@@ -16,7 +16,7 @@ when all of these hold:
   the check of codes (ISO-9001, GB18030); the rest is judged by the embedder's
   similarity between the claim and the passage (:data:`CROSS_LANGUAGE_MIN`).
 
-For the answer as a whole, :func:`check_question` asks whether the cited passages name the
+For the answer as a whole, :func:`desktop_kb.verify.question.check_question` asks whether the cited passages name the
 question's rare key terms, and whether a "how many / when / who" question got a figure or a name
 that the passages hold. Every problem is worded so a correction prompt can quote it ("passage [1]
 says 30 days, not 90 days").
@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..text.common_words import common_chinese, common_english
 from ..text.directives import blank_directives, clean_label
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.term_stats import TermStats
@@ -46,27 +45,19 @@ from .claim_terms import (
     NAME,
     NEGATION_EN,
     NEGATION_ZH,
-    OR_NOT,
-    PERCENT_Q,
-    PERSON_Q,
-    QUANTITY_Q,
     QUESTION_WORDS,
     SENTENCE_END,
-    TIME_Q,
-    VAGUE,
 )
 from .contrast import contrast
 
 __all__ = [
     "CROSS_LANGUAGE_MIN", "MIN_COVERAGE", "Claim", "PassageView", "TermStats", "check_claim",
-    "check_question", "evidence", "sentence_spans",
+    "cite_marks", "evidence", "latin_names", "negates", "quantity_found", "sentence_spans",
 ]
 
 # Calibrated on the faithfulness set built from the shared QA data (docs/history/benchmarks-log.md,
 # "Faithfulness"; desktop-kb eval faithfulness).
 MIN_COVERAGE = 0.8  # share of a claim's new content words that its passages must contain
-QUESTION_RARE_SHARE = 0.02  # the same for the question's words (questions paraphrase more)
-QUESTION_MISSING_MIN = 0.75  # share (and at least 2) of the question's key terms the passages lack
 CROSS_LANGUAGE_MIN = 0.79  # embedder cosine between a claim and a passage in another language (e5-small)
 
 Similarity = Callable[[str, str], float]
@@ -167,11 +158,11 @@ class Claim:
         return Claim(text, tuple(dict.fromkeys(numbers)), frozenset(tokenize(text)), quoted)
 
 
-def _cites(numbers: Sequence[int]) -> str:
+def cite_marks(numbers: Sequence[int]) -> str:
     return "".join(f"[{n}]" for n in numbers)
 
 
-def _names(text: str) -> list[str]:
+def latin_names(text: str) -> list[str]:
     """Latin names, acronyms and codes as written (a capitalised first word only when it is not a
     common word: that is decided by the caller through key terms)."""
     out = []
@@ -184,7 +175,7 @@ def _names(text: str) -> list[str]:
     return out
 
 
-def _quantity_found(q: Quantity, views: Sequence[PassageView]) -> bool:
+def quantity_found(q: Quantity, views: Sequence[PassageView]) -> bool:
     for v in views:
         for p in v.quantities:
             if any(same_value(a, b) for a in q.values for b in p.values):
@@ -202,7 +193,7 @@ def _says_instead(q: Quantity, views: Sequence[PassageView], numbers: Sequence[i
         alike = [p for p in v.quantities if q.unit and p.unit == q.unit]
         if alike:
             return f"passage [{n}] says {alike[0].text}, not {q.text}"
-    return f"passage {_cites(numbers)} does not state {q.text}"
+    return f"passage {cite_marks(numbers)} does not state {q.text}"
 
 
 def question_values(question_tokens: set[str]) -> set[float]:
@@ -213,7 +204,7 @@ def question_values(question_tokens: set[str]) -> set[float]:
     return digits | {v for q in quantities(words) for v in q.values}
 
 
-def _negates(text: str) -> bool:
+def negates(text: str) -> bool:
     return bool(NEGATION_EN.search(text) or NEGATION_ZH.search(text))
 
 
@@ -242,17 +233,17 @@ def check_claim(
 ) -> str | None:
     """None when the cited passages support the claim, else the problem in words."""
     numbers = claim.numbers
-    cites = _cites(numbers)
+    cites = cite_marks(numbers)
     problems: list[str] = []
     premise = question_values(question_tokens)
     for q in quantities(claim.text):
-        if not _quantity_found(q, views) and not q.values & premise:  # the question's own figures
+        if not quantity_found(q, views) and not q.values & premise:  # the question's own figures
             problems.append(_says_instead(q, views, numbers))
     cross = all(v.cjk != (cjk_ratio(claim.text) > 0.5) for v in views)
     if cross:
         # codes (GB18030, ISO-9001, A4) read the same in every language; names and acronyms are
         # translated (VAT = 增值税), so those are left to the similarity
-        codes = [w for w in _names(claim.text) if any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w)]
+        codes = [w for w in latin_names(claim.text) if any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w)]
         missing = [w for w in codes if not any(v.has(_fold(w)) for v in views)]
         if missing:
             problems.append(f"passage {cites} does not mention {', '.join(missing[:4])}")
@@ -272,7 +263,7 @@ def check_claim(
     if stats is not None:
         seen = stats.rare(content, unseen=False)
         key = {t for t in stats.rare(content) if (len(t) >= 2 and is_cjk_char(t[0])) or t in seen}
-    name_words = [w for w in _names(claim.text) if not (set(tokenize(w)) <= question_tokens)]
+    name_words = [w for w in latin_names(claim.text) if not (set(tokenize(w)) <= question_tokens)]
     missing_names = [w for w in name_words if not all(any(v.has(t) for v in views) for t in tokenize(w))]
     missing_key = sorted(key - found - {t for w in missing_names for t in tokenize(w)})
     if missing_names or missing_key:
@@ -297,7 +288,7 @@ def check_claim(
                         f"{len(content)} words are in it")
     elif not content and claim.tokens and not claim.tokens & set().union(*(v.tokens for v in views)):
         problems.append(f"passage {cites} shares no words with it")
-    if not problems and _negates(claim.text):
+    if not problems and negates(claim.text):
         spans = evidence(claim, views)
         said = _fold_negation(" ".join(views[i].hit.chunk.text[s:e] for i, s, e in spans))
         missing_neg = [p for p in _negation_phrases(claim.text) if p not in said]
@@ -344,68 +335,3 @@ def evidence(claim: Claim, views: Sequence[PassageView], max_sentences: int = 3)
             lo, hi = min(lo, j), max(hi, j)
         out.append((i, sents[lo][0], sents[hi][1]))
     return out
-
-
-def question_key_terms(question: str, stats: TermStats | None) -> list[str]:
-    """The question's rare words and names (the entity asked about), as tokens. Common English
-    and Chinese words ("anything", "assumed", 样子) are no key terms even where the knowledge base
-    rarely has them: a paraphrased question uses them for the passage's own wording."""
-    tokens = set(tokenize(question)) - QUESTION_WORDS - FILLER - common_english() - common_chinese()
-    # without statistics every longer content word of the question counts
-    key = (stats.rare(tokens, unseen=False, share=QUESTION_RARE_SHARE) if stats is not None
-           else {t for t in tokens if len(t) >= 4 or is_cjk_char(t[0])})
-    for w in _names(question):
-        key.update(t for t in tokenize(w) if t not in QUESTION_WORDS)
-    return sorted(t for t in key if not t.isdigit())
-
-
-def check_question(
-    question: str,
-    answer_claims: Sequence[Claim],
-    views: dict[int, PassageView],
-    stats: TermStats | None = None,
-) -> str | None:
-    """Answer-level checks on what was cited: the passages name the question's key terms, and a
-    how-many / when / who question gets a figure or a name that the passages hold."""
-    if not question.strip() or not answer_claims:
-        return None
-    cited = sorted({n for c in answer_claims for n in c.numbers if n in views})
-    if not cited:
-        return None
-    vs = [views[n] for n in cited]
-    cites = _cites(cited)
-    if all(v.cjk != (cjk_ratio(question) > 0.3) for v in vs):
-        return None  # cross-language: the claim checks above use the embedder instead
-    key = question_key_terms(question, stats)
-    missing = [t for t in key if not any(v.has(t) for v in vs)]
-    if len(missing) >= 2 and len(missing) >= QUESTION_MISSING_MIN * len(key):
-        return (f"Passage {cites} does not mention {', '.join(missing[:5])}, which the question asks "
-                "about: it does not answer the question; say so if no passage does.")
-    q_tokens = set(tokenize(question))
-    topical = q_tokens - QUESTION_WORDS - FILLER
-    related = [v.hit.chunk.text[s:e] for v in vs for s, e, toks in v.sentences if len(toks & topical) >= 2]
-    turned = contrast(question, related)
-    if turned:  # the question turns round what the passage says (SQuAD 2.0's adversarial kind)
-        return (f"The question asks about \"{turned[0]}\", but passage {cites} says \"{turned[1]}\": it does "
-                "not answer the question; say so if no passage does.")
-    if _negates(OR_NOT.sub(" ", question)) and related and not any(_negates(r) for r in related):
-        return (f"The question asks about what did not happen, and passage {cites} says nothing of the kind: "
-                "it does not answer the question; say so if no passage does.")
-    said = " ".join(c.text for c in answer_claims)
-    if QUANTITY_Q.search(question):
-        q_values = {v for q in quantities(question) for v in q.values}
-        figures = [q for q in quantities(said) if not q.values <= q_values]
-        vague = [w for w in VAGUE.findall(said.lower()) if any(w in v.folded for v in vs)]
-        stated = [q for q in figures if _quantity_found(q, vs)]
-        if not vague and not stated:
-            return (f"The question asks for a number, and the answer gives none that passage {cites} "
-                    "states.")
-        if PERCENT_Q.search(question) and not any(q.percent for q in stated):
-            return (f"The question asks for a percentage, and the answer gives none that passage {cites} "
-                    "states.")
-    elif PERSON_Q.search(question) or TIME_Q.search(question):
-        new = {t for c in answer_claims for t in c.tokens} - q_tokens - FILLER
-        if not any(v.has(t) for t in new for v in vs):
-            kind = "who" if PERSON_Q.search(question) else "when"
-            return f"The answer does not say {kind} with words from passage {cites}."
-    return None

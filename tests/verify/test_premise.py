@@ -74,7 +74,7 @@ def test_common_words_are_no_key_terms_in_either_language():
     """A word few passages of a small knowledge base have is rare there, but 想 (want), 一段 (a
     stretch) or "assumed" are no entity a question asks about; the subject of the question is."""
     from desktop_kb.text.common_words import common_chinese
-    from desktop_kb.verify.support import question_key_terms
+    from desktop_kb.verify.question import question_key_terms
 
     common = common_chinese()
     assert {"想", "一段", "样子"} <= common and not {"圣保罗", "线蚓鳗"} & common

@@ -155,7 +155,8 @@ def test_turned_round_relations_are_not_supported():
 
 
 def test_claim_and_question_that_turn_the_passage_round_are_caught():
-    from desktop_kb.verify.support import Claim, PassageView, check_claim, check_question
+    from desktop_kb.verify.question import check_question
+    from desktop_kb.verify.support import Claim, PassageView, check_claim
 
     text = ("Memory cells can mount a strong response if the pathogen is detected again. "
             "It prepares the immune system for future challenges.")
@@ -172,7 +173,8 @@ def test_claim_and_question_that_turn_the_passage_round_are_caught():
 
 
 def test_a_negated_question_over_a_passage_that_negates_nothing_is_not_answered():
-    from desktop_kb.verify.support import Claim, PassageView, check_question
+    from desktop_kb.verify.question import check_question
+    from desktop_kb.verify.support import Claim, PassageView
 
     text = "The British took Louisbourg in 1758 after the clashes at Petitcodiac and Bloody Creek."
     views = {1: PassageView(_hit(text))}
