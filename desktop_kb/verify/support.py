@@ -16,10 +16,8 @@ when all of these hold:
   the check of codes (ISO-9001, GB18030); the rest is judged by the embedder's
   similarity between the claim and the passage (:data:`CROSS_LANGUAGE_MIN`).
 
-For the answer as a whole, :func:`desktop_kb.verify.question.check_question` asks whether the cited passages name the
-question's rare key terms, and whether a "how many / when / who" question got a figure or a name
-that the passages hold. Every problem is worded so a correction prompt can quote it ("passage [1]
-says 30 days, not 90 days").
+The answer as a whole is checked against its question in :mod:`desktop_kb.verify.question`. Every
+problem is worded so a correction prompt can quote it ("passage [1] says 30 days, not 90 days").
 
 :func:`evidence` aligns a claim with the sentence(s) of its passage that support it; citations
 carry those spans, and the viewer highlights them.
