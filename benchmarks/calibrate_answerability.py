@@ -36,8 +36,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-BASE = {"en": 0.7, "zh": 0.6}  # query.judge_threshold(_cjk), calibrated on the claims (calibrate_judge.py)
-RESCUE_BAND, RESCUE_ODDS = 0.7, -0.5  # verify/judge.py
+from desktop_kb.settings import QuerySettings  # noqa: E402
+from desktop_kb.verify.judge import RESCUE_BAND, RESCUE_ODDS  # noqa: E402
+
+# the thresholds the margins add to (query.judge_threshold(_cjk), calibrated on the claims by calibrate_judge.py)
+BASE = {"en": QuerySettings().judge_threshold, "zh": QuerySettings().judge_threshold_cjk}
 
 
 def held_out_ids(dataset: Path, report: int = 50, pool: int = 150) -> list[str]:
@@ -96,8 +99,6 @@ def main(argv: list[str]) -> int:
     if args.ids:
         print(",".join(held_out_ids(Path(args.ids))))
         return 0
-    from desktop_kb.settings import QuerySettings
-
     q = QuerySettings()
     report: dict[str, Any] = {}
     for run in args.runs:

@@ -2,8 +2,8 @@
 
 Owns: the validation of ``[n]`` citations and claims (:mod:`.citations`, :mod:`.support`,
 :mod:`.question`, :mod:`.premise`, :mod:`.claim_terms`, :mod:`.binding`, :mod:`.contrast`), the
-repairs (:mod:`.repair`), the answerability and meaning judge (:mod:`.judge`) and the one post-generation check that ``ask`` and
-``eval claims`` both run (:mod:`.answer_check`).
+repairs (:mod:`.repair`), the answerability and meaning judge (:mod:`.judge`) and the one
+post-generation check that ``ask`` and ``eval claims`` both run (:mod:`.answer_check`).
 May import: ``backends``/``text`` and the base modules only (no retrieval, no prompts of the
 answer model, no knowledge base): it judges an answer from the question, the text and the passages.
 """

@@ -237,9 +237,8 @@ def check_answer(
 def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
                   stats: TermStats | None) -> tuple[str, ...]:
     """The question's key terms (its rare words and names) that no cited passage has, then its
-    names of several words and its figures that none states as a whole (:mod:`.premise`: "Tamara
-    de Maria" over "Tamara de Lempicka … born Maria Górska"); none when the passages are in
-    another language than the question (the terms would not match)."""
+    figures that none states by value (:mod:`.premise`: "in 1765" over passages that say 1756);
+    none when the passages are in another language than the question (the terms would not match)."""
     views = [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)]
     if not views or all(v.cjk != (language(question) == "zh") for v in views):
         return ()
