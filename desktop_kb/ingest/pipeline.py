@@ -5,11 +5,13 @@ Durability: the embedded engine appends every update to its write-ahead log befo
 a killed process loses nothing it was told; segments are flushed at the end of a run (a flush
 costs ~0.25 s, too much per file).
 
-Crash safety: before writing a file's new chunks a ``pending`` row records (path, new doc id,
-phase "writing"); new chunks are upserted (write-ahead logged); the manifest row is switched to the new
-version and the phase becomes "cleanup"; old chunks are deleted; the pending row is cleared. On the
-next run :func:`recover` finishes or undoes whatever a killed process left behind, so a file is
-always either fully at its old version or fully at its new one.
+Crash safety: before writing anything of a file's new version a ``pending`` row records (path, new
+doc id, phase "writing"); its Markdown (with TOC, page spans, OCR boxes) is written and its chunks
+upserted (write-ahead logged); the manifest row is switched to the new version and the phase becomes
+"cleanup"; the old version's Markdown, then its chunks are deleted; the pending row is cleared. On
+the next run :func:`recover` finishes or undoes whatever a killed process left behind (the old
+version's text found by its chunks), so a file is always either fully at its old version or fully
+at its new one, and no text is left that no document claims.
 """
 
 from __future__ import annotations
@@ -62,10 +64,17 @@ def recover(target: IngestTarget) -> int:
         current = docs.get(p.path)
         if p.phase == "writing" and (current is None or current.doc_id != p.doc_id):
             target.store.delete(target.name, SearchFilter(paths=(p.path,), doc_ids=(p.doc_id,)))
-        elif current is not None:
-            target.store.delete(target.name, SearchFilter(paths=(p.path,)), exclude_doc_ids=(current.doc_id,))
+            dropped = {p.doc_id}  # the new version's Markdown, TOC, page spans: written first
         else:
-            target.store.delete(target.name, SearchFilter(paths=(p.path,)))
+            keep = current.doc_id if current is not None else None
+            dropped = {str(r.payload.get("doc_id", "")) for r in target.store.scroll(
+                target.name, SearchFilter(paths=(p.path,)))} - {keep, ""}  # the old version's
+            if current is not None:
+                target.store.delete(target.name, SearchFilter(paths=(p.path,)), exclude_doc_ids=(current.doc_id,))
+            else:
+                target.store.delete(target.name, SearchFilter(paths=(p.path,)))
+        for doc_id in sorted(dropped):
+            _drop_markdown(target, doc_id)
         with target.manifest.transaction() as db:
             target.manifest.clear_pending(db, p.path)
         fixed += 1
@@ -102,6 +111,7 @@ def _doc_terms(target: IngestTarget, doc_id: str, sparse: SparseEncoder) -> set[
 def _drop_markdown(target: IngestTarget, doc_id: str) -> None:
     if not target.manifest.doc_id_in_use(doc_id):
         (target.docs_dir / f"{doc_id}.md").unlink(missing_ok=True)
+        (target.docs_dir / f"{doc_id}.md.tmp").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.ocr.json").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.toc.json").unlink(missing_ok=True)
         (target.docs_dir / f"{doc_id}.pages.json").unlink(missing_ok=True)
@@ -278,30 +288,20 @@ def _commit_file(
     now = int(time.time())
     tags = tuple(tags) if tags is not None else (old.tags if old is not None else ())
     owner = owner if owner is not None else (old.owner if old is not None else "")
-    md_path = target.docs_dir / f"{src.doc_id}.md"
     # the Markdown, its TOC and OCR boxes, the manifest rows: checked before any of it is written
     # (the store checks its own writes)
     ensure_free(target.docs_dir, 3 * len(doc.markdown.encode("utf-8")) + MARGIN, f"to add {Path(src.path).name}")
     target.docs_dir.mkdir(parents=True, exist_ok=True)
-    tmp = md_path.with_suffix(".md.tmp")
-    tmp.write_text(doc.markdown, encoding="utf-8")
-    tmp.replace(md_path)
-    save_toc(target.docs_dir / f"{src.doc_id}.toc.json",
-             build_toc(doc.markdown, chunks, title=doc.title, pages=doc.pages, outline=doc.outline))
-    save_page_spans(target.docs_dir / f"{src.doc_id}.pages.json", doc.pages)  # for kb repair
-    ocr_path = target.docs_dir / f"{src.doc_id}.ocr.json"
-    if doc.ocr:
-        save_pages(ocr_path, doc.ocr)
-    else:
-        ocr_path.unlink(missing_ok=True)
     # the same content indexed again (chunk settings changed): its old chunks share the doc id, so
     # they are found by chunk id; removed once the new version is in place
     stale: set[str] = set()
     if old is not None and old.doc_id == src.doc_id:
         stale = {r.payload["chunk_id"] for r in target.store.scroll(target.name, SearchFilter(paths=(src.path,)))}
         stale -= {c.chunk_id for c in chunks}
+    # from here until the pending row is cleared, a killed run leaves nothing recover() cannot undo
     target.manifest.set_pending(src.path, src.doc_id, "writing")
     try:
+        _write_text_files(target.docs_dir, src.doc_id, doc, chunks)
         points = build_points(target.name, src, chunks, dense, vectors, tags=tags, owner=owner,  # type: ignore[arg-type]
                               ingested_at=now, title=doc.title)
         write_points(target.store, target.name, points)
@@ -309,9 +309,11 @@ def _commit_file(
         # undo this file's partial write now (recover() would do it on the next run otherwise)
         try:
             target.store.delete(target.name, SearchFilter(paths=(src.path,), doc_ids=(src.doc_id,)))
+            if old is None or old.doc_id != src.doc_id:
+                _drop_markdown(target, src.doc_id)
             with target.manifest.transaction() as db:
                 target.manifest.clear_pending(db, src.path)
-        except DesktopKBError:
+        except (DesktopKBError, OSError):
             pass
         raise
     old_terms = _doc_terms(target, old.doc_id, sparse) if old is not None and old.doc_id != src.doc_id else set()
@@ -329,11 +331,27 @@ def _commit_file(
         target.manifest.put_document(db, row)
         target.manifest.add_terms(db, new_terms, sign=1)
         db.execute("UPDATE pending SET phase='cleanup' WHERE path=?", (src.path,))
+    if old is not None and old.doc_id != src.doc_id:
+        _drop_markdown(target, old.doc_id)  # before its passages: recover() finds it by them
     target.store.delete(target.name, SearchFilter(paths=(src.path,)), exclude_doc_ids=(src.doc_id,))
     ids = sorted(stale)
     for i in range(0, len(ids), 256):
         target.store.delete(target.name, SearchFilter(paths=(src.path,), chunk_ids=tuple(ids[i:i + 256])))
     with target.manifest.transaction() as db:
         target.manifest.clear_pending(db, src.path)
-    if old is not None and old.doc_id != src.doc_id:
-        _drop_markdown(target, old.doc_id)
+
+
+def _write_text_files(docs_dir: Path, doc_id: str, doc: ConvertedDocument, chunks: Sequence[Chunk]) -> None:
+    """The document's Markdown (what passages point into), its TOC, page spans and OCR boxes."""
+    md_path = docs_dir / f"{doc_id}.md"
+    tmp = md_path.with_suffix(".md.tmp")
+    tmp.write_text(doc.markdown, encoding="utf-8")
+    tmp.replace(md_path)
+    save_toc(docs_dir / f"{doc_id}.toc.json",
+             build_toc(doc.markdown, chunks, title=doc.title, pages=doc.pages, outline=doc.outline))
+    save_page_spans(docs_dir / f"{doc_id}.pages.json", doc.pages)  # for kb repair
+    ocr_path = docs_dir / f"{doc_id}.ocr.json"
+    if doc.ocr:
+        save_pages(ocr_path, doc.ocr)
+    else:
+        ocr_path.unlink(missing_ok=True)

@@ -159,6 +159,8 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
             problems.append(Problem("extra_points", f"{Path(path).name}: {have} passages in the index, "
                                                     f"{row.chunks} expected.", path))
     known = {row.doc_id for row in docs.values()}
+    for p in m.pending():  # an interrupted write's texts (the new version's, or the old one's): recover() drops them
+        known |= {p.doc_id} | set(seen.by_path.get(p.path, ()))
     unclaimed = [f for f in sorted((kb_dir / "docs").glob("*.md")) if f.stem not in known]
     waiting = m.get_meta("reembed", {}) or {}
     if waiting:  # their rows were dropped, their files listed: the next re-embedding brings them back

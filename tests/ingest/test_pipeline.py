@@ -188,6 +188,51 @@ def test_kill_mid_ingest_loses_nothing_reported_done(settings, tmp_path):
         assert set(by_path) == set(rows)
 
 
+_KILL_AT = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.ingest import manifest, pipeline
+    from desktop_kb.library.kb import Library
+    from desktop_kb.settings import Settings
+
+    step, calls = sys.argv[3], {"n": 0}
+    def die(*args, **kwargs):
+        os._exit(9)  # as a SIGKILL would: no cleanup runs
+    if step == "text":  # the new Markdown written, no passage yet
+        pipeline.write_points = die
+    elif step == "switch":  # the manifest row switched, the old version's text and passages still there
+        pipeline._drop_markdown = die
+    elif step == "cleared":  # everything done but clearing the pending row
+        manifest.Manifest.clear_pending = die
+    with Library.open(Settings(data_dir=Path(sys.argv[1])), embedder=HashEmbedder(), reranker=None) as lib:
+        lib.ingest("kb", [Path(sys.argv[2])])
+""")
+
+
+@pytest.mark.parametrize("step", ["text", "switch", "cleared"])
+def test_a_kill_at_each_step_of_a_files_commit_leaves_no_stray_text(settings, tmp_path, step):
+    """Each step of writing an edited file's new version, killed: the base holds together (only
+    the interrupted write to finish), and the next run leaves one version of everything."""
+    d = _folder(tmp_path)
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d])
+    (d / "a.md").write_text("# Alpha\n\nThe alpha project starts in June, not May.\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", _KILL_AT, str(settings.data_dir), str(d), step],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr[-2000:]
+    docs_dir = settings.data_dir / "kbs" / "kb" / "docs"
+    with _lib(settings) as lib:
+        assert lib.check_kb("kb").codes() == {"pending"}
+        lib.ingest("kb", [d])  # recovers, then indexes the edit
+        health = lib.check_kb("kb")
+        assert health.ok, health.to_json()
+        rows = lib.manifest("kb").documents()
+        assert {f.name.split(".")[0] for f in docs_dir.iterdir()} == {r.doc_id for r in rows.values()}
+        assert _chunks_by_path(lib, "kb") == {p: {r.doc_id} for p, r in rows.items()}
+        assert "June" in lib.document_markdown("kb", rows[str(d / "a.md")].doc_id)
+
+
 def test_cancel_keeps_finished_files(settings, tmp_path):
     from desktop_kb.progress import CancelToken
 
