@@ -339,6 +339,10 @@ def _validate(s: Settings) -> None:
                  "judge_margin_missing_term_cjk"):
         if not -10.0 <= getattr(s.query, name) <= 10.0:
             raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")
+    if not 0.0 <= s.query.judge_margin_per_dense <= 100.0:
+        raise ConfigError("query.judge_margin_per_dense must be between 0 and 100 (log-odds per unit of cosine).")
+    if not -1.0 <= s.query.judge_dense_reference <= 1.0:
+        raise ConfigError("query.judge_dense_reference must be between -1 and 1 (a cosine similarity).")
     if s.ingest.ocr not in ("auto", "off", "force"):
         raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
     if not 72 <= s.ingest.ocr_dpi <= 600:

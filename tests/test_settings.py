@@ -128,7 +128,9 @@ def test_models_folder_is_shared_by_data_folders(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("query", [{"evidence_tokens": -1}, {"passage_tokens": 10}, {"section_tokens": 50},
-                                   {"rewrite": "sometimes"}, {"fusion": "max"}])
+                                   {"rewrite": "sometimes"}, {"fusion": "max"}, {"judge_threshold": 11},
+                                   {"judge_margin_per_dense": -1}, {"judge_margin_per_dense": 1e9},
+                                   {"judge_dense_reference": 2}])
 def test_answer_speed_settings_are_checked(tmp_path, query):
     (tmp_path / "settings.json").write_text(json.dumps({"query": query}))
     with pytest.raises(ConfigError, match=r"query\." + next(iter(query))):
