@@ -8,6 +8,7 @@ that the passages hold. Each problem is worded for a correction prompt.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..text.common_words import common_chinese, common_english
@@ -21,6 +22,7 @@ from .support import Claim, PassageView, cite_marks, latin_names, negates, quant
 __all__ = ["QUESTION_MISSING_MIN", "QUESTION_RARE_SHARE", "check_question", "question_key_terms"]
 
 QUESTION_RARE_SHARE = 0.02  # support's rare-word share for the question's words (questions paraphrase more)
+_FIGURE = re.compile(r"\d+(?:s|th|st|nd|rd)?")
 QUESTION_MISSING_MIN = 0.75  # share (and at least 2) of the question's key terms the passages lack
 
 
@@ -34,7 +36,9 @@ def question_key_terms(question: str, stats: TermStats | None) -> list[str]:
            else {t for t in tokens if len(t) >= 4 or is_cjk_char(t[0])})
     for w in latin_names(question):
         key.update(t for t in tokenize(w) if t not in QUESTION_WORDS)
-    return sorted(t for t in key if not t.isdigit())
+    # figures are the premise check's (verify/premise.py); decades and ordinals ("1600s", "17th")
+    # are said too many ways ("the 17th century", "the 1600s") to be looked for as words
+    return sorted(t for t in key if not _FIGURE.fullmatch(t))
 
 
 def check_question(
