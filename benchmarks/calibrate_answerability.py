@@ -43,6 +43,9 @@ from desktop_kb.verify.judge import RESCUE_BAND, RESCUE_ODDS  # noqa: E402
 BASE = {"en": QuerySettings().judge_threshold, "zh": QuerySettings().judge_threshold_cjk}
 
 
+SHIFTS = tuple(round(-3.0 + 0.25 * i, 2) for i in range(25))
+
+
 def held_out_ids(dataset: Path, report: int = 50, pool: int = 150) -> list[str]:
     from desktop_kb.eval.datasets import load_qa, sample_ids
 
@@ -51,13 +54,14 @@ def held_out_ids(dataset: Path, report: int = 50, pool: int = 150) -> list[str]:
     return [i for i in sample_ids(ids, pool) if i not in reported]
 
 
-def answered(item: dict[str, Any], lang: str, missing: float, per_dense: float, reference: float) -> bool:
+def answered(item: dict[str, Any], lang: str, missing: float, per_dense: float, reference: float,
+             shift: float = 0.0) -> bool:
     a = item.get("answerability")
     if not a or a.get("judge_score") is None:  # refused before the judge, or not judged
         return item["status"] == "answered"
     if a.get("bound") is False:
         return False
-    need = BASE[lang] + missing * bool(a.get("missing_terms"))
+    need = BASE[lang] + shift + missing * bool(a.get("missing_terms"))
     if a.get("best_dense") is not None:
         need += per_dense * max(0.0, reference - a["best_dense"])
     score, odds = a["judge_score"], a.get("core_odds")
@@ -71,17 +75,19 @@ def rates(items: list[dict[str, Any]], lang: str, *params: float) -> dict[str, f
             "false_refusals": round(sum(not answered(i, lang, *params) for i in ans) / max(1, len(ans)), 4)}
 
 
-def frontier(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+def frontier(items: list[dict[str, Any]], lang: str, shifts: tuple[float, ...] = (0.0,)) -> list[dict[str, Any]]:
     """The grid's settings that refuse more unanswerable questions than any setting with as few
-    false refusals (the simplest setting first among equals)."""
+    false refusals (the simplest setting first among equals); with ``shifts``, the threshold
+    itself moved by each of them too."""
     grid = []
-    for missing, per_dense, reference in itertools.product((0.0, 0.75, 1.5), (0.0, 10.0, 20.0, 30.0, 40.0),
-                                                           (0.84, 0.85, 0.86, 0.87, 0.88)):
+    for shift, missing, per_dense, reference in itertools.product(
+            shifts, (0.0, 0.75, 1.5), (0.0, 10.0, 20.0, 30.0, 40.0), (0.84, 0.85, 0.86, 0.87, 0.88)):
         if per_dense == 0 and reference != 0.84:
             continue
-        r = rates(items, lang, missing, per_dense, reference)
-        grid.append((r["false_refusals"], -r["refused_unanswerable"], missing + per_dense / 40,
-                     {"missing_term": missing, "per_dense": per_dense, "dense_reference": reference} | r))
+        r = rates(items, lang, missing, per_dense, reference, shift)
+        grid.append((r["false_refusals"], -r["refused_unanswerable"], abs(shift) + missing + per_dense / 40,
+                     {"threshold": round(BASE[lang] + shift, 2), "missing_term": missing, "per_dense": per_dense,
+                      "dense_reference": reference} | r))
     out, best = [], -1.0
     for _, neg_refused, _, row in sorted(grid, key=lambda g: g[:3]):
         if -neg_refused > best + 1e-9:
@@ -94,6 +100,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="LANG=FILE", help="per-item files of `eval answers --per-item`")
     ap.add_argument("--ids", metavar="DATASET", help="print the held-out ids of a QA set (comma-separated)")
+    ap.add_argument("--move-threshold", action="store_true",
+                    help="let the frontier move the threshold too (-3 to +3), not only the margins")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.ids:
@@ -110,7 +118,7 @@ def main(argv: list[str]) -> int:
         report[lang] = {"items": len(items), "answerable": sum(i["answerable"] for i in items),
                         "without_margins": rates(items, lang, 0.0, 0.0, 0.0),
                         "settings": rates(items, lang, missing, q.judge_margin_per_dense, q.judge_dense_reference),
-                        "frontier": frontier(items, lang)}
+                        "frontier": frontier(items, lang, SHIFTS if args.move_threshold else (0.0,))}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
