@@ -7,6 +7,7 @@ deterministic embedder (and a scripted LLM for enrichment), so the kills land mi
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import signal
@@ -23,8 +24,9 @@ from desktop_kb.library.kb import Library
 from desktop_kb.settings import Settings
 
 pytestmark = pytest.mark.slow
-KILLS_PER_OPERATION = 3
-SEED = 20261203
+# more moments, other moments: DESKTOP_KB_KILLS=20 DESKTOP_KB_KILL_SEED=7 pytest tests/test_kill.py
+KILLS_PER_OPERATION = int(os.environ.get("DESKTOP_KB_KILLS", "3"))
+SEED = os.environ.get("DESKTOP_KB_KILL_SEED", "20261203")
 
 CHILD = textwrap.dedent("""
     import json, sys, time
@@ -102,8 +104,11 @@ def _state(data: Path, kb: str) -> dict:
         assert health.codes() <= {"pending", "reembed"}, health.to_json()
         hits = lib.search("budget line", kbs=[kb])  # search works, and finds what is there
         assert bool(hits) == bool(health.documents)
+        # a re-embedding killed between dropping the old index and making the new one: no index, no documents
+        indexed = lib.store.has_collection(kb)
+        assert indexed or (not health.documents and "reembed" in health.codes())
         passages = {r.id: (r.payload["path"], r.payload.get("kind", ""), r.payload["text"], r.payload["start"])
-                    for r in lib.store.scroll(kb)}
+                    for r in (lib.store.scroll(kb) if indexed else ())}
         return {"passages": passages, "enriched": sorted(lib.enrichments(kb))}
 
 
@@ -166,3 +171,43 @@ def test_a_kill_at_any_moment_loses_nothing_and_the_rerun_completes(base, tmp_pa
         _run(op, where, arg)  # the rerun completes
         assert _state(where, kb) == reference
     assert killed >= 1, "no kill landed mid-work"
+
+
+_KILL_RESET = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.library.kb import Library
+    from desktop_kb.settings import Settings
+
+    def die(*args, **kwargs):
+        os._exit(9)  # as a SIGKILL would: no cleanup runs
+    s = Settings(data_dir=Path(sys.argv[1]))
+    s = s.replace(models=s.models.__class__(embed_batch=1))
+    with Library.open(s, embedder=HashEmbedder(), reranker=None) as lib:
+        if sys.argv[2] == "rows":  # the rows dropped, the old index not yet
+            lib.store.drop_collection = die
+        else:  # the old index dropped, the new one not yet made
+            lib.create_kb = die
+        lib.reembed("kb")
+""")
+
+
+@pytest.mark.parametrize("step", ["rows", "index"])
+def test_a_reembedding_killed_inside_its_reset_holds_together(base, tmp_path, step):
+    """The two moments a kill at random rarely hits: between the manifest's rows and the old index
+    dropped, and before the new index is made. The base is empty then (nothing searched, nothing
+    reported but the stopped re-embedding) and the next re-embedding ends as an uninterrupted one."""
+    _root, _docs, data = base
+    reference_dir = _copy(data, tmp_path / "reference")
+    _run("reembed", reference_dir, "")
+    where = _copy(data, tmp_path / "killed")
+    proc = subprocess.run([sys.executable, "-c", _KILL_RESET, str(where), step], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 9, proc.stderr[-2000:]
+    _state(where, "kb")  # holds together, and search finds what the manifest has: nothing
+    with Library.open(_settings(where), embedder=HashEmbedder(), reranker=None) as lib:
+        assert lib.check_kb("kb").codes() == {"reembed"} and not lib.manifest("kb").documents()
+        assert lib.search("budget line", kbs=["kb"]) == []  # the old passages are not searched
+    _run("reembed", where, "")
+    assert _state(where, "kb") == _state(reference_dir, "kb")

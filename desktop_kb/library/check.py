@@ -135,7 +135,8 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     problems: list[Problem] = []
     if m is None:
         problems.append(Problem("manifest", f"The manifest (manifest.sqlite) is damaged: {damaged}"))
-    if not seen.readable:
+    waiting = (m.get_meta("reembed", {}) or {}) if m is not None else {}
+    if not seen.readable and not (waiting and not store.has_collection(kb)):  # dropped by the re-embedding
         problems.append(Problem("store", f"The index cannot be read: {seen.error}"))
     if m is None:
         return Health(kb, 0, seen.points, tuple(problems))
@@ -162,7 +163,6 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     for p in m.pending():  # an interrupted write's texts (the new version's, or the old one's): recover() drops them
         known |= {p.doc_id} | set(seen.by_path.get(p.path, ()))
     unclaimed = [f for f in sorted((kb_dir / "docs").glob("*.md")) if f.stem not in known]
-    waiting = m.get_meta("reembed", {}) or {}
     if waiting:  # their rows were dropped, their files listed: the next re-embedding brings them back
         problems.append(Problem("reembed", f"A re-embedding was stopped part-way: {len(waiting)} files wait "
                                            "(re-embed again to finish it)."))
@@ -172,7 +172,7 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     pending = {p.path for p in m.pending()}
     for path, ids in sorted(seen.by_path.items()):
         stray = sum(n for d, n in ids.items() if path not in docs or d != docs[path].doc_id)
-        if stray and path not in pending:
+        if stray and path not in pending and not waiting:  # a re-embedding drops the old index whole
             problems.append(Problem("stray_points", f"{stray} passages of {Path(path).name or '?'} belong to no "
                                                     "document of the manifest.", path))
     return Health(kb, len(docs), seen.points, tuple(problems))

@@ -259,12 +259,15 @@ class Library(AdminMixin, DocumentsMixin):
         :mod:`.ingest.reembed`) so they are embedded again with the configured model."""
         require_owner = bool(m.get_meta("require_owner"))
         reembedding.remember(m, files)  # before anything is dropped
-        self.store.drop_collection(name)
+        # the rows first: killed before the index is dropped, the base has no documents (its old
+        # passages are not searched, views()) and the next re-embedding takes the files up again
         with m.transaction() as db:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM vocab")
             db.execute("DELETE FROM pending")
             db.execute("DELETE FROM meta WHERE key <> ?", (reembedding.KEY,))
+        if self.store.has_collection(name):
+            self.store.drop_collection(name)
         self.create_kb(name, require_owner=require_owner)
 
     def reembed(self, name: str, **kwargs: Any) -> IngestReport:
@@ -302,6 +305,8 @@ class Library(AdminMixin, DocumentsMixin):
             avg = float(m.get_meta("bm25_avg_len") or 100.0)
             if m.get_meta("require_owner") and not (flt is not None and flt.owners):
                 raise OwnerScopeRequired(f"Knowledge base {name!r} can only be searched for an owner.")
+            if not m.documents() and m.get_meta(reembedding.KEY):
+                continue  # a re-embedding stopped before its first file: nothing of it to search yet
             if not self.store.has_collection(name):
                 if m.documents():
                     raise IndexMissing(f"The index of knowledge base {name!r} is missing or damaged.", kb=name)
