@@ -104,9 +104,9 @@ def _state(data: Path, kb: str) -> dict:
         assert health.codes() <= {"pending", "reembed"}, health.to_json()
         hits = lib.search("budget line", kbs=[kb])  # search works, and finds what is there
         assert bool(hits) == bool(health.documents)
-        # a re-embedding killed between dropping the old index and making the new one: no index, no documents
+        # killed before a new base's index was made, or a re-embedding's: no index, no documents
         indexed = lib.store.has_collection(kb)
-        assert indexed or (not health.documents and "reembed" in health.codes())
+        assert indexed or not health.documents
         passages = {r.id: (r.payload["path"], r.payload.get("kind", ""), r.payload["text"], r.payload["start"])
                     for r in (lib.store.scroll(kb) if indexed else ())}
         return {"passages": passages, "enriched": sorted(lib.enrichments(kb))}

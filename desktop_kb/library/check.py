@@ -136,7 +136,10 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     if m is None:
         problems.append(Problem("manifest", f"The manifest (manifest.sqlite) is damaged: {damaged}"))
     waiting = (m.get_meta("reembed", {}) or {}) if m is not None else {}
-    if not seen.readable and not (waiting and not store.has_collection(kb)):  # dropped by the re-embedding
+    # no index yet (a base killed while being made) or none any more (dropped by a re-embedding)
+    # is no damage while the manifest has no document, or the re-embedding is still to finish
+    unmade = not store.has_collection(kb) and m is not None and (bool(waiting) or not m.documents())
+    if not seen.readable and not unmade:
         problems.append(Problem("store", f"The index cannot be read: {seen.error}"))
     if m is None:
         return Health(kb, 0, seen.points, tuple(problems))

@@ -205,6 +205,9 @@ _KILL_AT = textwrap.dedent("""
         pipeline._drop_markdown = die
     elif step == "cleared":  # everything done but clearing the pending row
         manifest.Manifest.clear_pending = die
+    elif step == "create":  # a new base: its manifest written, its index not yet made
+        from desktop_kb.store.edge import EdgeStore
+        EdgeStore.create_collection = die
     with Library.open(Settings(data_dir=Path(sys.argv[1])), embedder=HashEmbedder(), reranker=None) as lib:
         lib.ingest("kb", [Path(sys.argv[2])])
 """)
@@ -231,6 +234,21 @@ def test_a_kill_at_each_step_of_a_files_commit_leaves_no_stray_text(settings, tm
         assert {f.name.split(".")[0] for f in docs_dir.iterdir()} == {r.doc_id for r in rows.values()}
         assert _chunks_by_path(lib, "kb") == {p: {r.doc_id} for p, r in rows.items()}
         assert "June" in lib.document_markdown("kb", rows[str(d / "a.md")].doc_id)
+
+
+def test_a_kill_while_a_new_base_is_made_leaves_an_empty_base(settings, tmp_path):
+    """Killed between writing a new base's manifest and making its index: an empty base, not a
+    damaged one (nothing to repair, search finds nothing), and the next ingest fills it."""
+    d = _folder(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _KILL_AT, str(settings.data_dir), str(d), "create"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr[-2000:]
+    with _lib(settings) as lib:
+        assert lib.list_kbs() == ["kb"] and not lib.store.has_collection("kb")
+        assert lib.check_kb("kb").ok
+        assert lib.search("alpha project", kbs=["kb"]) == []
+        lib.ingest("kb", [d])
+        assert lib.check_kb("kb").ok and len(lib.manifest("kb").documents()) == 3
 
 
 def test_cancel_keeps_finished_files(settings, tmp_path):
