@@ -194,6 +194,13 @@ class Manifest:
         with self._lock:
             return [PendingRow(*r) for r in self._db.execute("SELECT path, doc_id, phase FROM pending")]
 
+    def unsettled(self) -> dict[str, str | None]:
+        """The files a write is under way (or was killed) for: path → the doc id the manifest
+        holds for it (None for a new file). Only those passages of theirs are to be shown."""
+        with self._lock:
+            return dict(self._db.execute(
+                "SELECT p.path, d.doc_id FROM pending p LEFT JOIN documents d ON d.path = p.path").fetchall())
+
     # -- failures --------------------------------------------------------------------------------
     def record_failure(self, path: str, error: str, hint: str, sha256: str) -> None:
         with self.transaction() as db:

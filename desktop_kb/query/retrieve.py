@@ -97,7 +97,14 @@ def retrieve(
     hits = []
     seen: set[tuple[str, str]] = set()
     texts: set[str] = set()
+    # a file whose write is under way (or was killed mid-way: the next ingest undoes or finishes
+    # it) shows only the version the manifest holds, not half of the new one or the old one's rest
+    unsettled = {kb.name: kb.manifest.unsettled() for kb in kbs}
     for f in fused:
+        moving = unsettled.get(str(f.payload.get("_kb", "")), {})
+        path = str(f.payload.get("path", ""))
+        if path in moving and f.payload.get("doc_id") != moving[path]:
+            continue
         hit = hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
                                dense_score=f.dense_score, sparse_score=f.sparse_score)
         key = (hit.kb, hit.chunk.chunk_id)

@@ -84,15 +84,23 @@ class EdgeStore(SingleLegSearch):
             )
             path = self._dir(name)
             ensure_free(path.parent, FRESH_STORE + MARGIN, f"to create the index of knowledge base {name!r}")
-            path.mkdir(parents=True, exist_ok=True)
+            # made aside and moved into place whole: a creation killed half-way leaves no index
+            # (has_collection() is false, the next one starts over), never one that cannot load
+            making = path.with_name("shard.creating")
+            shutil.rmtree(making, ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)  # not an index (no write-ahead log)
+            making.mkdir(parents=True)
             try:
-                shard = q.EdgeShard.create(str(path), config)
+                shard = q.EdgeShard.create(str(making), config)
                 for field, kind in PAYLOAD_INDEXES.items():
                     schema = q.PayloadSchemaType.Keyword if kind == "keyword" else q.PayloadSchemaType.Integer
                     shard.update(q.UpdateOperation.create_field_index(field, schema))
+                shard.flush()
+                shard.close()
             except Exception as exc:
-                raise _translate(exc, name, path, FRESH_STORE) from exc
-            self._shards[name] = shard
+                raise _translate(exc, name, making, FRESH_STORE) from exc
+            making.rename(path)
+            self._open(name)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:

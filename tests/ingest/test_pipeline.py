@@ -201,6 +201,8 @@ _KILL_AT = textwrap.dedent("""
         os._exit(9)  # as a SIGKILL would: no cleanup runs
     if step == "text":  # the new Markdown written, no passage yet
         pipeline.write_points = die
+    elif step == "points":  # the new passages written, the manifest row not yet switched
+        manifest.Manifest.put_document = die
     elif step == "switch":  # the manifest row switched, the old version's text and passages still there
         pipeline._drop_markdown = die
     elif step == "cleared":  # everything done but clearing the pending row
@@ -213,10 +215,11 @@ _KILL_AT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("step", ["text", "switch", "cleared"])
-def test_a_kill_at_each_step_of_a_files_commit_leaves_no_stray_text(settings, tmp_path, step):
+@pytest.mark.parametrize("step", ["text", "points", "switch", "cleared"])
+def test_a_kill_at_each_step_of_a_files_commit_shows_one_version_and_leaves_no_stray_text(settings, tmp_path, step):
     """Each step of writing an edited file's new version, killed: the base holds together (only
-    the interrupted write to finish), and the next run leaves one version of everything."""
+    the interrupted write to finish), search shows the version the manifest holds and no other,
+    and the next run leaves one version of everything."""
     d = _folder(tmp_path)
     with _lib(settings) as lib:
         lib.ingest("kb", [d])
@@ -227,6 +230,10 @@ def test_a_kill_at_each_step_of_a_files_commit_leaves_no_stray_text(settings, tm
     docs_dir = settings.data_dir / "kbs" / "kb" / "docs"
     with _lib(settings) as lib:
         assert lib.check_kb("kb").codes() == {"pending"}
+        rows = lib.manifest("kb").documents()
+        hits = lib.search("the alpha project starts", kbs=["kb"], top_k=20)
+        assert str(d / "a.md") in {h.chunk.path for h in hits}
+        assert all(h.chunk.doc_id == rows[h.chunk.path].doc_id for h in hits)  # one version, the manifest's
         lib.ingest("kb", [d])  # recovers, then indexes the edit
         health = lib.check_kb("kb")
         assert health.ok, health.to_json()

@@ -127,3 +127,20 @@ def test_points_come_back_with_their_vectors(store):
     assert sorted(pts) == ["a-0", "a-1", "b-0", "c-0"]
     assert np.allclose(pts["b-0"].dense, _vec(0, 1, 0)) and pts["a-0"].sparse.indices == (1, 2)
     assert pts["a-0"].sparse.values == pytest.approx((1.0, 0.5)) and pts["a-0"].payload["owner"] == "alice"
+
+
+def test_edge_index_killed_while_being_made_is_made_again(tmp_path):
+    """A creation killed half-way leaves its folder aside (``shard.creating``), or, from an older
+    release, a shard folder without its write-ahead log: no index, and the next creation works."""
+    root = tmp_path / "kbs"
+    (root / "kb1" / "shard.creating").mkdir(parents=True)
+    (root / "kb1" / "shard.creating" / "partial").write_bytes(b"x")
+    (root / "kb2" / "shard").mkdir(parents=True)
+    s = EdgeStore(root)
+    assert not s.has_collection("kb1") and not s.has_collection("kb2")
+    for name in ("kb1", "kb2"):
+        s.create_collection(name, 3)
+        s.upsert(name, [_point("a", 0, _vec(1, 0, 0), {1: 1.0})])
+        assert s.count(name) == 1
+    assert not (root / "kb1" / "shard.creating").exists()
+    s.close()
