@@ -305,7 +305,7 @@ class Library(AdminMixin, DocumentsMixin):
             avg = float(m.get_meta("bm25_avg_len") or 100.0)
             if m.get_meta("require_owner") and not (flt is not None and flt.owners):
                 raise OwnerScopeRequired(f"Knowledge base {name!r} can only be searched for an owner.")
-            if not m.documents() and m.get_meta(reembedding.KEY):
+            if m.get_meta(reembedding.KEY) and not m.documents():  # the meta is {} once a run is done
                 continue  # a re-embedding stopped before its first file: nothing of it to search yet
             if not self.store.has_collection(name):
                 if m.documents():

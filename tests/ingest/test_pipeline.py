@@ -196,7 +196,7 @@ _KILL_AT = textwrap.dedent("""
     from desktop_kb.library.kb import Library
     from desktop_kb.settings import Settings
 
-    step, calls = sys.argv[3], {"n": 0}
+    step = sys.argv[3]
     def die(*args, **kwargs):
         os._exit(9)  # as a SIGKILL would: no cleanup runs
     if step == "text":  # the new Markdown written, no passage yet
