@@ -309,8 +309,7 @@ def _commit_file(
         # undo this file's partial write now (recover() would do it on the next run otherwise)
         try:
             target.store.delete(target.name, SearchFilter(paths=(src.path,), doc_ids=(src.doc_id,)))
-            if old is None or old.doc_id != src.doc_id:
-                _drop_markdown(target, src.doc_id)
+            _drop_markdown(target, src.doc_id)  # kept when a document holds it (the same content again)
             with target.manifest.transaction() as db:
                 target.manifest.clear_pending(db, src.path)
         except (DesktopKBError, OSError):

@@ -90,6 +90,7 @@ class _Store:
     """What the store holds, by path: doc id → passages; and the payloads, for a rebuilt manifest."""
 
     readable: bool = True
+    indexed: bool = True  # False: there is no index at all (not one that cannot be read)
     error: str = ""
     points: int = 0
     dims: Counter[int] = field(default_factory=Counter)
@@ -100,7 +101,7 @@ class _Store:
 def _read_store(kb: str, store: VectorStore, keep_payloads: bool) -> _Store:
     seen = _Store()
     if not store.has_collection(kb):
-        return _Store(readable=False, error="there is no index")
+        return _Store(readable=False, indexed=False, error="there is no index")
     try:
         for p in store.points(kb):
             seen.points += 1
@@ -138,7 +139,7 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     waiting = (m.get_meta("reembed", {}) or {}) if m is not None else {}
     # no index yet (a base killed while being made) or none any more (dropped by a re-embedding)
     # is no damage while the manifest has no document, or the re-embedding is still to finish
-    unmade = not store.has_collection(kb) and m is not None and (bool(waiting) or not m.documents())
+    unmade = not seen.indexed and m is not None and (bool(waiting) or not m.documents())
     if not seen.readable and not unmade:
         problems.append(Problem("store", f"The index cannot be read: {seen.error}"))
     if m is None:
@@ -148,7 +149,8 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     if seen.readable and dim and set(seen.dims) - {dim}:
         problems.append(Problem("dimension", f"The index holds vectors of {sorted(seen.dims)} dimensions; "
                                              f"the manifest says {dim}."))
-    for p in m.pending():
+    pending_rows = m.pending()
+    for p in pending_rows:
         problems.append(Problem("pending", f"An interrupted write of {Path(p.path).name} ({p.phase}).", p.path))
     for path, row in sorted(docs.items()):
         if not (kb_dir / "docs" / f"{row.doc_id}.md").is_file():
@@ -163,7 +165,7 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
             problems.append(Problem("extra_points", f"{Path(path).name}: {have} passages in the index, "
                                                     f"{row.chunks} expected.", path))
     known = {row.doc_id for row in docs.values()}
-    for p in m.pending():  # an interrupted write's texts (the new version's, or the old one's): recover() drops them
+    for p in pending_rows:  # an interrupted write's texts (the new version's, or the old one's): recover() drops them
         known |= {p.doc_id} | set(seen.by_path.get(p.path, ()))
     unclaimed = [f for f in sorted((kb_dir / "docs").glob("*.md")) if f.stem not in known]
     if waiting:  # their rows were dropped, their files listed: the next re-embedding brings them back
@@ -172,7 +174,7 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     elif unclaimed:
         problems.append(Problem("unclaimed_text", f"{len(unclaimed)} stored texts belong to no document of the "
                                                   "manifest (their files are unknown): add their folders again."))
-    pending = {p.path for p in m.pending()}
+    pending = {p.path for p in pending_rows}
     for path, ids in sorted(seen.by_path.items()):
         stray = sum(n for d, n in ids.items() if path not in docs or d != docs[path].doc_id)
         if stray and path not in pending and not waiting:  # a re-embedding drops the old index whole

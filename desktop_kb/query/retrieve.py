@@ -101,12 +101,11 @@ def retrieve(
     # it) shows only the version the manifest holds, not half of the new one or the old one's rest
     unsettled = {kb.name: kb.manifest.unsettled() for kb in kbs}
     for f in fused:
-        moving = unsettled.get(str(f.payload.get("_kb", "")), {})
-        path = str(f.payload.get("path", ""))
-        if path in moving and f.payload.get("doc_id") != moving[path]:
-            continue
         hit = hit_from_payload(str(f.payload.get("_kb", "")), f.id, f.payload, f.score,
                                dense_score=f.dense_score, sparse_score=f.sparse_score)
+        moving = unsettled.get(hit.kb, {})
+        if hit.chunk.path in moving and hit.chunk.doc_id != moving[hit.chunk.path]:
+            continue
         key = (hit.kb, hit.chunk.chunk_id)
         # a FAQ point (enrich.py) stands for its source chunk: one hit for both; and the same
         # text twice (a file copied into two folders, a KB searched with its copy) fills one
