@@ -8,6 +8,7 @@ decided as its `expect` says; the timings of each run. One JSON document on stdo
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -39,9 +40,13 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [p for p in argv if not p.startswith("--")]
-    out = compare(load(paths[0]), load(paths[1]))
-    if "--json" in argv:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("before", help="`desktop-kb eval claims --json` output before a change")
+    ap.add_argument("after", help="… and after it")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    out = compare(load(args.before), load(args.after))
+    if args.json:
         sys.stdout.write(json.dumps(out) + "\n")
         return 0
     print(f"{out['records']} records in both runs; accepted, before → after")

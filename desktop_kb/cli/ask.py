@@ -6,14 +6,14 @@ import argparse
 import dataclasses
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import Cancelled
 from ..progress import CancelToken
 from ..settings import Settings
 from ..types import Answer
 
-__all__ = ["answer_json", "register"]
+__all__ = ["DraftStream", "answer_json", "print_result", "register"]
 
 
 def evidence_texts(a: Answer, n: int) -> list[str]:
@@ -78,40 +78,64 @@ def _print_sources(a: Answer) -> None:
         print("(the reranker failed: passages are in retrieval order)", file=sys.stderr)
 
 
+class DraftStream:
+    """Streams the model's draft to the terminal, marked as a draft whose citations are being
+    checked: the checked answer (or the refusal) is printed after it, as the result
+    (:func:`print_result`), so a draft the check refuses never reads as an answer."""
+
+    MARK = "(draft, checking its citations…) "
+
+    def __init__(self, out: TextIO | None = None, indent: str = "") -> None:
+        self.out, self.indent = out or sys.stdout, indent
+        self.text: list[str] = []
+
+    def on_token(self, tok: str) -> None:
+        if not self.text:
+            self.out.write(self.indent + self.MARK)
+        self.text.append(tok)
+        self.out.write(tok)
+        self.out.flush()
+
+    def on_restart(self) -> None:
+        if self.text:
+            self.out.write("\n")
+        self.out.write(self.indent + "(the citations did not check out; the model corrects its draft)\n")
+        self.text.clear()
+
+    def end(self) -> None:
+        if self.text:
+            self.out.write("\n")
+            self.out.flush()
+
+
+RESULT_LABELS = {"answered": "Answer:", "refused": "Refused:", "clarify": "Question back:"}
+
+
+def print_result(a: Answer, label: str | None = None) -> None:
+    """The checked answer as the result: answered, refused or a question back, said as such."""
+    label = label or RESULT_LABELS.get(a.status, f"{a.status}:")
+    if a.status == "answered" and a.removed:
+        label += " (unsupported sentences removed)"
+    print(f"{label} {a.text}")
+    if a.scope:
+        print(f"(answered from {a.scope})")
+    _print_sources(a)
+
+
 def _ask_once(lib: Any, question: str, args: argparse.Namespace, history: list[tuple[str, str]],
               cancel: CancelToken) -> Answer:
     from ..store.filters import parse_filters
 
     flt = parse_filters(args.filter or [])
-    stream = not args.json
-
-    streamed: list[str] = []
-
-    def on_token(tok: str) -> None:
-        streamed.append(tok)
-        sys.stdout.write(tok)
-        sys.stdout.flush()
-
-    def on_restart() -> None:
-        streamed.clear()
-        sys.stdout.write("\n[checking citations failed; correcting…]\n")
-
+    stream = None if args.json else DraftStream()
     a = lib.ask(question, kbs=args.kb or None, flt=flt, history=history, reading_order=args.reading_order,
-                on_token=on_token if stream else None, on_restart=on_restart if stream else None, cancel=cancel)
-    if args.json:
+                on_token=stream.on_token if stream else None, on_restart=stream.on_restart if stream else None,
+                cancel=cancel)
+    if stream is None:
         print(json.dumps(answer_json(a), ensure_ascii=False, indent=2))
     else:
-        if a.status != "answered" or a.fallback is not None:
-            # streamed text (if any) was replaced by a refusal / clarification
-            print(("\n" if a.timings_ms.get("generate") else "") + a.text)
-        elif "".join(streamed).strip() != a.text.strip():
-            label = "[unsupported sentences removed]" if a.removed else "[with citations added]"
-            print(f"\n{label}\n" + a.text)  # the checker cited sentences the model left bare
-        else:
-            print()
-        if a.scope:
-            print(f"(answered from {a.scope})")
-        _print_sources(a)
+        stream.end()
+        print_result(a)
     return a
 
 

@@ -42,7 +42,8 @@ def turn_notes(turn: Turn) -> list[str]:
     """The lines shown in italics under an answer: the filter, why there is no answer, what was
     left uncited or removed, a failed reranker."""
     notes = [tr("Searched only: {filter}", filter=turn.filter)] if turn.filter else []
-    if turn.status == "refused":
+    if turn.status == "refused" and (turn.passages or turn.citations or not turn.answer):
+        # (with no passage at all, the answer itself says why: no documents yet, or the filters)
         notes.append(tr("No answer: your documents do not seem to cover this question."))
     elif turn.status == "clarify":
         notes.append(tr("The question is ambiguous — please clarify or rephrase."))

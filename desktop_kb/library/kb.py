@@ -359,7 +359,8 @@ class Library(AdminMixin, DocumentsMixin):
         ``on_restart`` retries are not streamed: the returned Answer has the final text)."""
         from ..query.pipeline import Events, Models, Sources, answer
 
-        sources = Sources(self.views(kbs, flt), self.document_toc, self.document_chunks)
+        asked = tuple(kbs) if kbs else tuple(self.list_kbs())
+        sources = Sources(self.views(kbs, flt), self.document_toc, self.document_chunks, asked)
         # the answer model first: a missing one fails with a clear message before any search
         generator, small = self.generator, self.small_generator
         models = Models(self.embedder, self.reranker, generator, small)

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..progress import CancelToken
-from ..protocols import Generator
+from ..protocols import Generator, SearchFilter
+from ..store.filters import describe_filter
 from ..text.tokenize import tokenize
 from ..types import FallbackDecision, Hit
 from .llm_json import ask_json
 from .prompts import FALLBACK_SCHEMA, fallback_messages
 
-__all__ = ["Signal", "decide", "is_too_vague", "weak_signal"]
+__all__ = ["Signal", "decide", "is_too_vague", "nothing_to_read", "weak_signal"]
 
 DEFAULT_REJECT = {
     "en": "The documents don't seem to contain the answer to this question.",
@@ -48,6 +49,32 @@ def weak_signal(hits: Sequence[Hit], scored: bool, best_dense: float | None,
 def is_too_vague(question: str, history: Sequence[tuple[str, str]]) -> bool:
     """A one-term question with no conversation to resolve it is ambiguous whatever the scores."""
     return not history and len(set(tokenize(question))) <= 1
+
+
+def nothing_to_read(question: str, kbs: Sequence[str], *, indexed: bool,
+                    flt: SearchFilter | None) -> FallbackDecision:
+    """The answer when there are no passages at all: the bases asked hold no documents yet
+    (``indexed`` False), or nothing in them matches (the filters named when some are in force).
+    Nothing is generated from nothing, so no model is asked."""
+    zh = _lang(question) == "zh"
+    names = "、".join(f"“{k}”" for k in kbs) if zh else ", ".join(f"'{k}'" for k in kbs)
+    if not indexed:
+        if not kbs:
+            msg = "还没有任何知识库：请先添加文件或文件夹。" if zh else "There is no knowledge base yet: add files or folders."
+        elif zh:
+            msg = f"知识库{names}还没有文档：请先添加文件或文件夹。"
+        else:
+            bases = "knowledge base" if len(kbs) == 1 else "knowledge bases"
+            msg = f"The {bases} {names} {'has' if len(kbs) == 1 else 'have'} no documents yet: add files or folders."
+        return FallbackDecision("reject", msg)
+    where = names or ("知识库" if zh else "the knowledge bases")
+    filters = describe_filter(flt) if flt is not None and not flt.is_empty() else ""
+    if zh:
+        msg = f"{where}中没有与这个问题匹配的内容" + (f"（当前筛选条件：{filters}；可去掉筛选条件再试）。" if filters else "。")
+    else:
+        msg = f"Nothing in {where} matches this question" + (
+            f" with the filters in force ({filters}); try without them." if filters else ".")
+    return FallbackDecision("reject", msg)
 
 
 def _lang(question: str) -> str:

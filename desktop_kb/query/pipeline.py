@@ -55,6 +55,7 @@ class Sources:
     views: Sequence[KBView]  # the bases searched, embedder and owner scope checked
     toc_of: TocReader  # a document's table of contents (section and document questions)
     chunks_of: ChunkReader  # a document's chunks in reading order (idem)
+    asked: tuple[str, ...] = ()  # the bases the question was put to (named when they hold nothing)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def answer(
     history = list(history)[-q.history_turns:] if q.history_turns > 0 else []
     events.stage(STAGE_SEARCHING)
     found = search(question, history, sources.views, SearchModels(models.embedder, models.reranker, models.small),
-                   q, flt=flt, toc_of=sources.toc_of, timings=timings, cancel=events.cancel)
+                   q, flt=flt, toc_of=sources.toc_of, timings=timings, cancel=events.cancel, asked=sources.asked)
     if found.stopped:
         return _stopped(question, found, timings)
     reading = read(found, sources.views, models.embedder, q, chunks_of=sources.chunks_of,

@@ -15,7 +15,7 @@ from ..progress import CancelToken, timed
 from ..protocols import Embedder, Generator, Reranker, SearchFilter
 from ..settings import QuerySettings
 from ..types import FallbackDecision, Hit
-from .fallback import Signal, decide, is_too_vague, weak_signal
+from .fallback import Signal, decide, is_too_vague, nothing_to_read, weak_signal
 from .rerank import RerankResult, rerank
 from .retrieve import KBView, retrieve
 from .rewrite import rewrite
@@ -71,7 +71,13 @@ def search(
     toc_of: TocReader,
     timings: dict[str, float],
     cancel: CancelToken | None = None,
+    asked: Sequence[str] = (),
 ) -> Found:
+    """``asked``: the knowledge bases the question was put to (named when they hold nothing)."""
+    if not any(v.manifest.corpus_stats()[1] for v in views):
+        return _nothing(question, asked, indexed=False, flt=flt)
+    if flt is not None and not flt.is_empty() and not any(v.store.count(v.name, flt) for v in views):
+        return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt)  # before any rewrite
     with timed(timings, "rewrite"):
         queries = tuple(rewrite(question, history, models.small, max_queries=q.max_queries,
                                 cancel=cancel, mode=q.rewrite, corpus_cjk=corpus_cjk(views)))
@@ -87,6 +93,8 @@ def search(
         return res.hits, res.best_dense, ranked, signal
 
     hits, best_dense, ranked, signal = ranked_at(q.recall)
+    if not hits:  # nothing to read: no model is asked, nothing is generated from nothing
+        return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt, queries=queries)
     scope = _scope(question, hits, toc_of, timings)
     found = Found(queries, hits, ranked, best_dense, signal, scope)
     vague = is_too_vague(question, history)
@@ -102,6 +110,12 @@ def search(
             with timed(timings, "fallback"):
                 fallback = decide(question, ranked.hits, models.small, allow_retry=False, cancel=cancel)
     return Found(queries, hits, ranked, best_dense, signal, None, fallback)
+
+
+def _nothing(question: str, kbs: Sequence[str], *, indexed: bool, flt: SearchFilter | None,
+             queries: tuple[str, ...] = ()) -> Found:
+    return Found(queries or (question,), (), RerankResult((), scored=False, degraded=False), None,
+                 Signal("none", None, 0.0), None, nothing_to_read(question, kbs, indexed=indexed, flt=flt))
 
 
 def _scope(question: str, hits: Sequence[Hit], toc_of: TocReader, timings: dict[str, float]) -> Scope | None:

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import FilterError
 from ..protocols import SearchFilter
 
-__all__ = ["PAYLOAD_INDEXES", "Condition", "conditions", "parse_filters"]
+__all__ = ["PAYLOAD_INDEXES", "Condition", "conditions", "describe_filter", "parse_filters"]
 
 MAX_VALUE_LEN = 1024
 MAX_VALUES = 256
@@ -118,3 +118,21 @@ def parse_filters(items: Iterable[str]) -> SearchFilter:
         if a is not None and b is not None and a > b:
             raise FilterError(f"{lo} is after {hi}: nothing can match.")
     return flt
+
+
+def describe_filter(flt: SearchFilter) -> str:
+    """The filter in a person's words ("tag finance, folder /docs, modified 2024-01-01–…"), for
+    messages that name the filters as the reason nothing was found."""
+    parts = [f"{label} {', '.join(values)}" for label, values in (
+        ("tag", flt.tags), ("folder", flt.folders), ("owner", flt.owners), ("file", flt.paths))
+        if values]
+    if flt.doc_ids or flt.chunk_ids:
+        parts.append("chosen documents")
+
+    def day(t: int | None) -> str:
+        return "…" if t is None else dt.datetime.fromtimestamp(t, dt.UTC).date().isoformat()
+
+    for label, lo, hi in (("modified", flt.mtime_from, flt.mtime_to), ("added", flt.ingested_from, flt.ingested_to)):
+        if lo is not None or hi is not None:
+            parts.append(f"{label} {day(lo)}–{day(hi)}")
+    return "; ".join(parts)

@@ -393,3 +393,21 @@ def test_filter_bar_reaches_every_search_of_the_answer_and_is_shown(qtbot, make_
     with qtbot.waitSignal(win.chat.answer_finished, timeout=30000):
         ask(qtbot, win, "When is the invoice due?")
     assert seen and all(f is None for f in seen)
+
+
+@needs_pipeline
+def test_an_empty_base_answers_at_once_with_what_to_do(qtbot, make_window, make_lib, tmp_path):
+    """No passages: the specific reason, no model call, and no "your documents do not cover it"."""
+    gen = FakeGenerator(ANSWER, delay_s=0.05)
+    win = make_window(make_lib(generator=gen), ask_fn=None)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ingest(qtbot, win, empty, kb="notes")
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=30000) as done:
+        ask(qtbot, win, "When is the invoice due?")
+    turn = done.args[0]
+    assert turn.status == "refused" and not turn.passages and not turn.citations
+    assert turn.answer == "The knowledge base 'notes' has no documents yet: add files or folders."
+    html = win.chat.transcript.toHtml()
+    assert "has no documents yet" in html and "do not seem to cover" not in html
+    assert gen.calls == []

@@ -219,6 +219,16 @@ def test_cli_ingest_and_cited_answer_offline(frozen: Frozen) -> None:
           f"pipeline {answer['timings_ms']}")
 
 
+def test_demo_gives_both_cited_answers_offline(frozen: Frozen) -> None:
+    """The README's main job, in the frozen app: its own bundled sample folder and models."""
+    from demo_output import assert_demo_output
+
+    proc, elapsed = frozen.run("desktop-kb", "--data-dir", str(frozen.data), "demo", timeout=1200)
+    _ok(proc)
+    assert_demo_output(proc.stdout)
+    TIMINGS["demo_s"] = round(elapsed, 1)
+
+
 def test_scanned_image_is_read_by_the_bundled_ocr_offline(frozen: Frozen) -> None:
     from PIL import Image, ImageDraw, ImageFont
 

@@ -268,3 +268,35 @@ def test_answer_reports_prompt_tokens_and_the_first_token_moment(settings, folde
     with _lib(settings, scripted()) as lib:  # a generator that cannot count: None, not a guess
         lib.ingest("kb", [folder])
         assert lib.ask("When must invoices be paid?", kbs=["kb"]).prompt_tokens is None
+
+
+# -- no passages at all: an immediate, specific answer, and no model call ------------------------
+def test_an_empty_base_is_answered_at_once_without_the_model(settings, tmp_path, scripted):
+    gen = scripted(answers=["住宿费用每晚最多可以报销300元。[1]"])
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    with _lib(settings, gen) as lib:
+        lib.ingest("demo", [empty])  # the base exists, holds no document
+        en = lib.ask("How long do I have to upload travel receipts?", kbs=["demo"])
+        zh = lib.ask("出差住宿费用每晚最多可以报销多少钱？", kbs=["demo"])
+    assert gen.calls == []  # neither the fallback nor the answer model was asked
+    assert en.status == "refused" and not en.passages and not en.citations
+    assert en.text == "The knowledge base 'demo' has no documents yet: add files or folders."
+    assert zh.status == "refused" and zh.text == "知识库“demo”还没有文档：请先添加文件或文件夹。"
+    assert "generate" not in en.timings_ms
+
+
+def test_nothing_matching_the_filters_names_them(settings, folder, scripted):
+    from desktop_kb.store.filters import parse_filters
+
+    gen = scripted()
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [folder], tags=["finance"])
+        flt = parse_filters(["tag=legal", "mtime_from=2020-01-01"])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"], flt=flt)
+        b = lib.ask("发票什么时候付款？", kbs=["kb"], flt=flt)
+    assert gen.calls == []
+    assert a.status == "refused" and not a.passages
+    assert a.text == ("Nothing in 'kb' matches this question with the filters in force "
+                      "(tag legal; modified 2020-01-01–…); try without them.")
+    assert b.text == "“kb”中没有与这个问题匹配的内容（当前筛选条件：tag legal; modified 2020-01-01–…；可去掉筛选条件再试）。"
