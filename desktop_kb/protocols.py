@@ -27,6 +27,7 @@ __all__ = [
     "StoredPoint",
     "TokenCounter",
     "VectorStore",
+    "Verifier",
     "YesNoScorer",
 ]
 
@@ -72,6 +73,16 @@ class Reranker(Protocol):
     id: str
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Does a passage state a claim as the answer to a question? For each (claim, evidence) pair,
+    the probability that the evidence states the claim as the answer to ``question``."""
+
+    id: str
+
+    def verify(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
 ChatMessage = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}

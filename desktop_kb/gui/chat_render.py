@@ -53,6 +53,9 @@ def turn_notes(turn: Turn) -> list[str]:
     if turn.uncited:
         notes.append(tr("Not backed by a cited passage: {sentences}",
                         sentences=" ".join(f"“{u}”" for u in turn.uncited)))
+    if turn.uncertain:
+        notes.append(tr("Uncertain — the cited passage may not state this; click its [n] to check: {sentences}",
+                        sentences=" ".join(f"“{u}”" for u in turn.uncertain)))
     if turn.removed:
         notes.append(tr("Removed, because no cited passage supports it: {sentences}",
                         sentences=" ".join(f"“{r}”" for r in turn.removed)))

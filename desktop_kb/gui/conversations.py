@@ -40,6 +40,7 @@ class Turn:
     passages: list[Citation] = field(default_factory=list)
     rerank_degraded: bool = False
     uncited: list[str] = field(default_factory=list)  # answer sentences no passage backs
+    uncertain: list[str] = field(default_factory=list)  # sentences the verifier could not confirm
     removed: list[str] = field(default_factory=list)  # sentences taken out: no cited passage supports them
     filter: str = ""  # the filter bar's choice this answer was searched with ("" = everything)
     asked_at: int = field(default_factory=lambda: int(time.time()))
@@ -63,6 +64,7 @@ class Turn:
         self.uncited = [p.removeprefix(UNCITED) for p in answer.problems
                         if answer.status == "answered" and p.startswith(UNCITED)]
         self.removed = [sentence for sentence, _ in answer.removed]
+        self.uncertain = [v.sentence for v in answer.verdicts if v.verdict == "uncertain"]
         self.notes = []
         if answer.fallback is not None and answer.fallback.message:
             self.notes.append(answer.fallback.message)
@@ -98,6 +100,7 @@ class Turn:
             status="stopped" if status == "pending" else status, citations=cites,
             notes=[str(n) for n in d.get("notes", [])], passages=passages, rerank_degraded=bool(d.get("rerank_degraded", False)),
             uncited=[str(u) for u in d.get("uncited", [])], removed=[str(r) for r in d.get("removed", [])],
+            uncertain=[str(u) for u in d.get("uncertain", [])],
             filter=str(d.get("filter", "")), asked_at=int(d.get("asked_at", 0)),
         )
 

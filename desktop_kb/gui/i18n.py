@@ -226,6 +226,8 @@ ZH: dict[str, str] = {
     "No answer: your documents do not seem to cover this question.": "无法回答：你的文档似乎没有涉及这个问题。",
     "The question is ambiguous — please clarify or rephrase.": "问题不够明确 — 请补充说明或换个说法。",
     "Not backed by a cited passage: {sentences}": "以下内容没有引用的段落支持：{sentences}",
+    "Uncertain — the cited passage may not state this; click its [n] to check: {sentences}":
+        "不确定——所引段落未必这样说，请点击其 [n] 核对：{sentences}",
     "Removed, because no cited passage supports it: {sentences}": "已删除（没有引用的段落支持）：{sentences}",
     "You": "你",
     "Sources": "来源",
@@ -287,4 +289,5 @@ ZH: dict[str, str] = {
     "Choose a folder": "选择文件夹",
     "Choose a file": "选择文件",
     "Settings not saved": "设置未保存",
+    "Verifier": "核验模型",
 }

@@ -47,10 +47,10 @@ def check_models(settings: Settings, ctx: TaskContext | None = None) -> list[tup
     for st in model_status(settings, check_load=True):
         if st.loadable is True:
             mark = "ok"
-        elif st.loadable is False or (not st.installed and st.role != "reranker"):
+        elif st.loadable is False or (not st.installed and st.role not in ("reranker", "verifier")):
             mark = "failed"
         else:
-            mark = "off"  # reranker turned off or not installed: answers still work
+            mark = "off"  # reranker or verifier turned off or not installed: answers still work
         out.append((st.role, mark, f"{st.message} ({st.path})" if st.path and mark == "failed" else st.message))
     return out
 
@@ -260,7 +260,7 @@ class SettingsDialog(QDialog):
 
     def _on_checked(self, results: Any) -> None:
         self.check_results = list(results)
-        names = {"embedder": tr("Embedder"), "reranker": tr("Reranker"), "llm": tr("LLM"),
+        names = {"embedder": tr("Embedder"), "reranker": tr("Reranker"), "verifier": tr("Verifier"), "llm": tr("LLM"),
                  "small_llm": tr("Small LLM")}
         marks = {"ok": "✔", "failed": "✘", "off": "–"}
         self.check_label.setText("\n".join(

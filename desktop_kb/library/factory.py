@@ -9,10 +9,12 @@ import importlib.util
 import logging
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, ModelError, ModelNotInstalled
 from ..models.registry import SHIPPED_LLMS, resolve_llm_path, resolve_model_dir
-from ..protocols import Embedder, Generator, OcrEngine, Reranker, SparseEncoder, VectorStore
+from ..protocols import Embedder, Generator, OcrEngine, Reranker, SparseEncoder, VectorStore, Verifier
 from ..settings import EMBEDDER_BACKENDS, ModelSpec, Settings
 
 __all__ = [
@@ -22,13 +24,17 @@ __all__ = [
     "build_reranker",
     "build_small_generator",
     "build_sparse_encoder",
+    "build_verifier",
     "open_store",
     "resolve_embedder",
 ]
 
+if TYPE_CHECKING:
+    from ..backends.cross_encoder_e5 import E5CrossEncoder
+
 log = logging.getLogger(__name__)
 
-RERANKER_BACKENDS = ("fastembed", "sentence_transformers", "none")
+RERANKER_BACKENDS = ("fastembed", "sentence_transformers", "e5_cross_encoder", "none")
 LLM_BACKENDS = ("llama_cpp", "none")
 
 
@@ -134,6 +140,8 @@ def build_reranker(settings: Settings) -> Reranker | None:
         return None
     if spec.backend not in RERANKER_BACKENDS:
         raise _unknown("reranker", spec.backend, RERANKER_BACKENDS)
+    if spec.backend == "e5_cross_encoder":
+        return _cross_encoder(settings, "reranker")
     folder = resolve_model_dir(settings, spec)
     if folder is None or not folder.is_dir():
         return None
@@ -144,6 +152,30 @@ def build_reranker(settings: Settings) -> Reranker | None:
     from ..backends.rerank_st import STReranker
 
     return STReranker(folder, spec.id)
+
+
+def _cross_encoder(settings: Settings, role: str) -> E5CrossEncoder | None:
+    """desktop-kb's own cross-encoder (its built folder, or a folder named in the reranker's
+    ``path``); None, with a warning, when it is not built or damaged."""
+    from ..models.cross_encoder import cross_encoder_dir, verify_cross_encoder
+
+    spec = settings.models.reranker
+    folder = Path(spec.path).expanduser() if spec.backend == "e5_cross_encoder" and spec.path else cross_encoder_dir(settings)
+    if any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
+        return None
+    try:
+        verify_cross_encoder(folder)
+        from ..backends.cross_encoder_e5 import E5CrossEncoder
+
+        return E5CrossEncoder(folder, threads=settings.models.threads)
+    except ModelError as exc:
+        log.warning("the cross-encoder (%s) is not used: %s", role, exc)
+        return None
+
+
+def build_verifier(settings: Settings) -> Verifier | None:
+    """The trained verifier (the cross-encoder's verify head), or None when it is not built."""
+    return _cross_encoder(settings, "verifier")
 
 
 # -- generators ------------------------------------------------------------------------------------

@@ -23,7 +23,16 @@ from ..ingest.manifest import DocumentRow, Manifest, peek_meta
 from ..ingest.ocr import load_pages
 from ..ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from ..progress import CancelToken, ProgressCallback, null_progress
-from ..protocols import Embedder, Generator, OcrEngine, Reranker, SearchFilter, SparseEncoder, VectorStore
+from ..protocols import (
+    Embedder,
+    Generator,
+    OcrEngine,
+    Reranker,
+    SearchFilter,
+    SparseEncoder,
+    VectorStore,
+    Verifier,
+)
 from ..settings import Settings
 from ..types import Answer, Hit, IngestReport, OcrPage
 from .admin import AdminMixin, KBInfo, validate_kb_name
@@ -43,6 +52,7 @@ class Library(AdminMixin, DocumentsMixin):
         generator: Generator | None = None,
         small_generator: Generator | None = None,
         ocr: OcrEngine | bool | None = False,  # False = build from settings when first needed
+        verifier: Verifier | bool | None = False,  # False = build from settings when first needed
     ) -> None:
         self.settings = settings
         self._store = store
@@ -51,6 +61,7 @@ class Library(AdminMixin, DocumentsMixin):
         self._generator = generator
         self._small_generator = small_generator
         self._ocr = ocr
+        self._verifier = verifier
         self._manifests: dict[str, Manifest] = {}
         self._lock = threading.RLock()
         self._closed = False
@@ -113,6 +124,17 @@ class Library(AdminMixin, DocumentsMixin):
 
                 self._reranker = build_reranker(self.settings)
             return self._reranker  # type: ignore[return-value]
+
+    @property
+    def verifier(self) -> Verifier | None:
+        """The trained verifier, when ``query.verifier`` is on and it is installed (None: the
+        LLM judge decides meaning)."""
+        with self._lock:
+            if self._verifier is False:
+                from .factory import build_verifier
+
+                self._verifier = build_verifier(self.settings) if self.settings.query.verifier else None
+            return self._verifier  # type: ignore[return-value]
 
     @property
     def generator(self) -> Generator:
@@ -363,6 +385,6 @@ class Library(AdminMixin, DocumentsMixin):
         sources = Sources(self.views(kbs, flt), self.document_toc, self.document_chunks, asked)
         # the answer model first: a missing one fails with a clear message before any search
         generator, small = self.generator, self.small_generator
-        models = Models(self.embedder, self.reranker, generator, small)
+        models = Models(self.embedder, self.reranker, generator, small, self.verifier)
         return answer(question, sources, models, self.settings.query, flt=flt, history=history,
                       reading_order=reading_order, events=Events(on_token, on_restart, on_stage, cancel))

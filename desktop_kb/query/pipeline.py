@@ -24,6 +24,7 @@ from ..protocols import (
     SearchFilter,
     SpanJudge,
     TokenCounter,
+    Verifier,
     YesNoScorer,
 )
 from ..settings import QuerySettings
@@ -38,6 +39,7 @@ from ..types import (
 )
 from ..verify.answer_check import REFUSAL, Checked, CheckOptions, check_answer
 from ..verify.citations import Validation, validate
+from ..verify.graded import Thresholds
 from .generate import generate
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read
@@ -64,6 +66,7 @@ class Models:
     reranker: Reranker | None
     generator: Generator  # answers, and judges them
     small: Generator  # rewrites and fallback decisions (the answer model when none is set)
+    verifier: Verifier | None = None  # the trained verifier (query.verifier), else the LLM judges
 
 
 @dataclass(frozen=True)
@@ -176,8 +179,9 @@ def _check(question: str, history: Sequence[tuple[str, str]], found: Found, read
         return new
 
     scorer = generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None
-    options = CheckOptions.of(q, embedder_id=embedder_id)
+    options = CheckOptions.of(q, embedder_id=embedder_id, calibrated_thresholds=Thresholds.of_model(models.verifier))
     return check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
+                        verifier=models.verifier,
                         regenerate=regenerate, judged=found.scope is None, stats=reading.stats,
                         weak_retrieval=found.signal.weak, best_dense=found.best_dense, cancel=events.cancel,
                         timings=timings)
@@ -192,4 +196,5 @@ def _answer(question: str, found: Found, reading: Reading, draft: Draft, checked
         rerank_degraded=found.ranked.degraded, problems=checked.problems, removed=checked.removed,
         prompt_tokens=draft.prompt_tokens, scope=found.scope.describe() if found.scope else "",
         judge_score=checked.judge_score, withheld=withheld, answerability=checked.answerability,
+        verdicts=checked.verdicts,
     )

@@ -4,7 +4,9 @@
     → mechanical repairs, else a correction retry (only when ``regenerate`` is given)
     → drop unsupported sentences when the rest stands → an answer in the other language is noted
     → cite the sentences the model left uncited
-    → the judge: does the cited evidence state *this answer* to *this question*? (one LLM call)
+    → the meaning decision: with the trained verifier (``options.verify``), a verdict per cited
+      sentence (:mod:`.graded`: supported, uncertain, unsupported — withheld); else the LLM judge:
+      does the cited evidence state *this answer* to *this question*? (one LLM call)
 
 ``ask`` runs :func:`check_answer` on the generated text, with ``regenerate`` asking the model
 again; ``desktop-kb eval claims`` runs the same function on given answers with no generation
@@ -14,16 +16,17 @@ again; ``desktop-kb eval claims`` runs the same function on given answers with n
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import GenerationError
 from ..progress import CancelToken, timed
-from ..protocols import SpanJudge, YesNoScorer
+from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..text.term_stats import TermStats
 from ..text.tokenize import cjk_ratio
-from ..types import Answerability, Citation, Hit
+from ..types import Answerability, Citation, Hit, SentenceVerdict
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
+from .graded import Thresholds, grade
 from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
 from .premise import unstated_details
 from .question import question_key_terms
@@ -66,6 +69,8 @@ class CheckOptions:
     margin_missing_term_cjk: float = 0.0  # … for Chinese questions
     margin_per_dense: float = 0.0  # added per unit of the embedder's top-1 cosine below dense_reference
     dense_reference: float = 0.0
+    verify: bool = False  # the trained verifier decides meaning (when one is given), not the judge
+    thresholds: Thresholds = field(default_factory=Thresholds)  # its verdicts' thresholds
 
     def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0,
                       best_dense: float | None = None) -> float:
@@ -76,16 +81,21 @@ class CheckOptions:
         return round(base + self.margin_weak_retrieval * weak_retrieval + missing * (missing_terms > 0) + dense, 4)
 
     @classmethod
-    def of(cls, query: Any, embedder_id: str = "") -> CheckOptions:
+    def of(cls, query: Any, embedder_id: str = "", calibrated_thresholds: Thresholds | None = None) -> CheckOptions:
         """From the ``query`` settings; the dense margin only for the embedder it was calibrated
-        on (``embedder_id``, the one whose top-1 cosine the check is given)."""
+        on (``embedder_id``, the one whose top-1 cosine the check is given); the verifier's
+        thresholds are the settings' where set, else the model's own (``calibrated_thresholds``)."""
+        model = calibrated_thresholds or Thresholds()
+        thresholds = Thresholds(
+            query.verifier_refuse_below if query.verifier_refuse_below >= 0 else model.refuse_below,
+            query.verifier_support_from if query.verifier_support_from >= 0 else model.support_from)
         calibrated = not embedder_id or embedder_id.startswith(query.judge_dense_embedder)
         return cls(retries=query.citation_retries, judge=query.judge, threshold=query.judge_threshold,
                    threshold_cjk=query.judge_threshold_cjk, margin_weak_retrieval=query.judge_margin_weak_retrieval,
                    margin_missing_term=query.judge_margin_missing_term,
                    margin_missing_term_cjk=query.judge_margin_missing_term_cjk,
                    margin_per_dense=query.judge_margin_per_dense if calibrated else 0.0,
-                   dense_reference=query.judge_dense_reference)
+                   dense_reference=query.judge_dense_reference, verify=query.verifier, thresholds=thresholds)
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,7 @@ class Checked:
     judge_score: float | None = None
     withheld: Checked | None = None  # the answer the judge withheld (it stood every word check)
     answerability: Answerability | None = None
+    verdicts: tuple[SentenceVerdict, ...] = ()  # the verifier's, per cited sentence (of the text shown)
 
     @property
     def accepted(self) -> bool:
@@ -185,6 +196,7 @@ def check_answer(
     *,
     options: CheckOptions,
     scorer: YesNoScorer | SpanJudge | None = None,
+    verifier: Verifier | None = None,
     regenerate: Regenerate | None = None,
     judged: bool = True,
     stats: TermStats | None = None,
@@ -208,7 +220,12 @@ def check_answer(
         return Checked("refused", REFUSAL[language(question)], check, problems=check.errors)
     result = Checked("refused" if check.refusal else "answered", draft.text, check, check.citations,
                      problems=(*check.warnings, *note), removed=removed)
-    if check.refusal or not judged or not options.judge or scorer is None:
+    if check.refusal or not judged:
+        return result
+    if options.verify and verifier is not None:
+        with timed(timings, "verify"):
+            return graded_check(question, draft, result, passages, verifier, options.thresholds)
+    if not options.judge or scorer is None:
         return result
     missing = missing_terms(question, check.citations, passages, stats)
     threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing),
@@ -232,6 +249,32 @@ def check_answer(
     reason = rejection_reason(question, draft.text, check.citations, verdict)
     return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
                    judge_score=verdict.score, withheld=result, answerability=signals)
+
+
+NOT_STATED = {
+    "en": "the cited passage does not state this as the answer to the question (verifier {p:.2f})",
+    "zh": "所引段落没有把这句话作为该问题的答案（核验 {p:.2f}）",
+}
+
+
+def graded_check(question: str, draft: _Draft, result: Checked, passages: Sequence[Hit], verifier: Verifier,
+                 thresholds: Thresholds) -> Checked:
+    """The verifier's verdict on each cited sentence: unsupported ones are withheld when the rest
+    stands (else the answer is refused); uncertain ones stay, marked; an answer none of whose
+    sentences is at least uncertain is refused."""
+    lang = language(question)
+    verdicts = grade(question, draft.text, result.citations, passages, verifier, thresholds)
+    bad = [v for v in verdicts if v.verdict == "unsupported"]
+    if not bad:
+        return replace(result, verdicts=verdicts)
+    why = tuple((v.sentence, NOT_STATED[lang].format(p=v.score)) for v in bad)
+    kept = [v for v in verdicts if v.verdict != "unsupported"]
+    rest = remove_sentences(draft.text, [v.sentence for v in bad]) if kept else None
+    if rest and draft.accept(rest):
+        return replace(result, text=draft.text, validation=draft.check, citations=draft.check.citations,
+                       removed=(*result.removed, *why), verdicts=tuple(kept))
+    return Checked("refused", NOT_ANSWERED[lang], result.validation, problems=tuple(f"{s}: {w}" for s, w in why),
+                   withheld=replace(result, verdicts=verdicts), verdicts=verdicts)
 
 
 def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],

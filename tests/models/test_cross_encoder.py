@@ -1,0 +1,174 @@
+"""desktop-kb's own cross-encoder: the training scripts run (a 20-step smoke run on a tiny slice,
+offline, on the CPU), the ONNX build matches the training framework, damaged weights give a clear
+message and leave the old path, and the shipped model decides fixed claims and orders passages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from desktop_kb.errors import ModelError
+from desktop_kb.models import cross_encoder as ce
+from desktop_kb.settings import Settings
+
+pytest.importorskip("torch")
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+SHIPPED = (ce.shipped_weights_dir() / ce.WEIGHTS_FILE).is_file()
+needs_shipped = pytest.mark.skipif(not SHIPPED, reason="no shipped cross-encoder weights yet (training/README.md)")
+
+
+def _tiny_squad(path: Path) -> None:
+    """A SQuAD-format file of our own (tests never read ../shared): two articles, several
+    questions a paragraph, so claims of every kind can be built."""
+    paras = [
+        ("会议", "会议由王经理主持，李秘书负责记录。会议在2021年3月召开，共有四十人参加。",
+         [("谁主持会议？", "王经理"), ("谁负责记录？", "李秘书"), ("会议何时召开？", "2021年3月")]),
+        ("长江", "长江全长约6300公里，是中国第一长河。长江流经青海、西藏和四川等省份。",
+         [("长江有多长？", "约6300公里"), ("长江流经哪些省份？", "青海、西藏和四川")]),
+        ("Bridge", "The bridge opened to traffic in 1937. It was designed by Joseph Strauss and painted orange.",
+         [("When did the bridge open?", "1937"), ("Who designed the bridge?", "Joseph Strauss")]),
+    ]
+    data = []
+    for title, context, qas in paras:
+        data.append({"title": title, "paragraphs": [{"context": context, "qas": [
+            {"id": f"{title}-{k}", "question": q, "answers": [{"text": a, "answer_start": context.index(a)}]}
+            for k, (q, a) in enumerate(qas)]}]})
+    path.write_text(json.dumps({"version": "test", "data": data}, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_path, monkeypatch):
+    import torch
+
+    from desktop_kb.backends.cross_encoder_e5 import E5CrossEncoder, encode_pairs, rerank_pair, verify_pair
+    from training.export import export, load_run
+    from training.train import tokenizer_for, train
+
+    data = tmp_path / "train-data"
+    data.mkdir()
+    _tiny_squad(data / "cmrc2018_trial.json")
+    monkeypatch.setenv("DKB_TRAIN_DATA", str(data))
+    run = tmp_path / "run"
+    result = train(["--out", str(run), "--steps", "20", "--batch", "4", "--max-tokens", "64", "--threads", "2",
+                    "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--save-every", "10",
+                    "--log-every", "5", "--rerank-share", "0.3"])
+    assert result["step"] == 20
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [5, 10, 15, 20] and all(np.isfinite(r["loss"]) for r in log)
+    # resuming a finished run does no step more
+    assert train(["--out", str(run), "--steps", "20", "--files", "cmrc2018_trial.json",
+                  "--cache", str(tmp_path / "cache")])["step"] == 20
+
+    weights = export(run, tmp_path / "weights", int8=False)
+    manifest = json.loads((weights / "manifest.json").read_text())
+    assert manifest["trained"]["steps"] == 20 and manifest["weights"]["sha256"]
+    built = ce.build_cross_encoder(tmp_path / "built", weights=weights, precision="fp32")
+    model, _ = load_run(run)
+    pairs = [verify_pair("谁负责记录？", "李秘书负责记录。", "(会议) 会议由王经理主持，李秘书负责记录。"),
+             verify_pair("When did the bridge open?", "It opened in 1937.", "(Bridge) The bridge opened in 1937."),
+             rerank_pair("Who designed the bridge?", "(Bridge) It was designed by Joseph Strauss.")]
+    ids, mask = encode_pairs(tokenizer_for(run / "tokenizer"), pairs)
+    with torch.no_grad():
+        want = model(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+    got = E5CrossEncoder(built).logits(pairs)
+    assert np.abs(got - want).max() < 0.05, (got, want)  # float16-stored weights, float32 graph
+
+
+def test_damaged_weights_give_a_clear_message_and_the_old_path(tmp_path, monkeypatch, capsys):
+    from desktop_kb.cli.commands import _install_cross_encoder
+    from desktop_kb.library import factory
+
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    (folder / ce.WEIGHTS_FILE).write_bytes(b"not the weights")
+    (folder / "manifest.json").write_text(json.dumps({"weights": {"sha256": "0" * 64}}))
+    with pytest.raises(ModelError, match="damaged"):
+        ce.load_weights(folder)
+    monkeypatch.setattr(ce, "shipped_weights_dir", lambda: folder)
+    settings = Settings(data_dir=tmp_path / "data")
+    _install_cross_encoder(settings)  # what `models install` runs: reported, not fatal
+    err = capsys.readouterr().err
+    assert "The cross-encoder was not built" in err and "damaged" in err
+    assert factory.build_verifier(settings) is None  # answers are checked the old way
+    # a built folder whose model file was damaged afterwards is not used either
+    built = ce.cross_encoder_build_dir(settings)
+    built.mkdir(parents=True)
+    (built / "model.onnx").write_bytes(b"x")
+    (built / "manifest.json").write_text(json.dumps({"format": 1, "files": {}}))
+    assert factory.build_verifier(settings) is None
+
+
+@pytest.fixture(scope="module")
+def shipped_model(tmp_path_factory):
+    from desktop_kb.backends.cross_encoder_e5 import E5CrossEncoder
+
+    folder = ce.build_cross_encoder(tmp_path_factory.mktemp("ce") / ce.CROSS_ENCODER_DIRNAME)
+    return E5CrossEncoder(folder)
+
+
+# (question, evidence, the right answer, another question's answer from the same passage)
+FIXED = [
+    ("Who approved the contract?", "(Contract) The contract was signed by Ms. Lin and approved by Mr. Park in 2021.",
+     "The contract was approved by Mr. Park.", "The contract was approved by Ms. Lin."),
+    ("When did the bridge open to traffic?",
+     "(Golden Gate Bridge) Construction began in 1933 and the bridge opened to traffic in 1937.",
+     "The bridge opened to traffic in 1937.", "The bridge opened to traffic in 1933."),
+    ("谁负责记录会议？", "(会议) 会议由王经理主持，李秘书负责记录。", "李秘书负责记录会议。", "王经理负责记录会议。"),
+    ("出差住宿费每晚最多报销多少？", "(员工手册) 员工出差期间的住宿费用每晚不超过五百元，餐费每天不超过一百元。",
+     "住宿费每晚最多报销五百元。", "住宿费每晚最多报销一百元。"),
+]
+
+
+@needs_shipped
+@pytest.mark.slow
+@pytest.mark.parametrize(("question", "evidence", "right", "wrong"), FIXED, ids=["en-role", "en-date", "zh-role", "zh-amount"])
+def test_the_shipped_verifier_decides_fixed_claims_both_ways(shipped_model, question, evidence, right, wrong):
+    p_right, p_wrong = shipped_model.verify(question, [(right, evidence), (wrong, evidence)])
+    assert p_right > 0.5 > p_wrong, (p_right, p_wrong)
+
+
+@needs_shipped
+@pytest.mark.slow
+def test_the_shipped_reranker_orders_a_fixed_set(shipped_model):
+    passages = [
+        "(Travel policy) Meals are reimbursed up to 60 euros per day.",
+        "(Travel policy) Receipts must be uploaded within 30 days of the end of the trip.",
+        "(IT) Passwords are rotated every 90 days.",
+        "(Holidays) Employees have 25 days of paid leave a year.",
+    ]
+    scores = shipped_model.score("How long do I have to upload travel receipts?", passages)
+    assert max(range(4), key=scores.__getitem__) == 1, scores
+    zh = ["(员工手册) 餐费每天不超过一百元。", "(员工手册) 住宿费用每晚不超过五百元，一线城市不超过六百元。",
+          "(IT) 密码每九十天更换一次。"]
+    scores = shipped_model.score("出差住宿每晚可以报销多少钱？", zh)
+    assert max(range(3), key=scores.__getitem__) == 1, scores
+
+
+def test_pack_weights_round_trips_within_int8_precision(tmp_path):
+    rng = np.random.default_rng(0)
+    tensors = {"l0.q.w": rng.normal(size=(8, 16)).astype(np.float32), "l0.q.b": rng.normal(size=8).astype(np.float32),
+               "head.w": rng.normal(size=(2, 16)).astype(np.float32), "head.b": np.zeros(2, np.float32)}
+    np.savez(tmp_path / ce.WEIGHTS_FILE, **ce.pack_weights(tensors))
+    import hashlib
+
+    sha = hashlib.sha256((tmp_path / ce.WEIGHTS_FILE).read_bytes()).hexdigest()
+    (tmp_path / "manifest.json").write_text(json.dumps({"weights": {"sha256": sha}}))
+    got, _ = ce.load_weights(tmp_path)
+    for name, t in tensors.items():
+        scale = np.abs(t).max(axis=-1, keepdims=True) / 127 if t.ndim == 2 else 0
+        assert np.all(np.abs(got[name] - t) <= scale / 2 + 1e-6), name
+    shutil.rmtree(tmp_path)
+
+
+def test_the_app_never_imports_the_training_code():
+    root = Path(ce.__file__).resolve().parents[1]
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if any(line.lstrip().startswith(("import training", "from training"))
+                        for line in p.read_text(encoding="utf-8").splitlines())]
+    assert offenders == []

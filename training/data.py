@@ -1,0 +1,222 @@
+"""Training examples for the cross-encoder's two heads, built from ``../shared/train`` only.
+
+Never reads ``../shared/eval`` (the sets we measure on) nor SciFact. Every example is a
+(question, claim, text) triple with a 0/1 label:
+
+* ``verify``: does ``text`` (the cited passage's evidence: the sentence the claim stands on, led
+  by the passage's title) state ``claim`` as the answer to ``question``? Claims are built by
+  :func:`desktop_kb.eval.faithfulness.build_claims` from the SQuAD-format training files (the same
+  construction the faithfulness set uses, on other data): verbatim, paraphrased and short right
+  answers are positives; another question's answer from the same paragraph (``in_passage_swap``,
+  ``short_wrong``, ``swapped_roles``), a changed figure, a negation, another article's answer, the
+  answer sentence cited to another passage and the sentence nearest the question away from the
+  answer (``off_passage``) are negatives. Unanswerable (adversarial) questions over their own
+  paragraph's nearest sentence are negatives too. WikiQA (English) adds question → sentence
+  pairs, label 1 where the sentence answers it.
+* ``rerank``: is ``text`` (a paragraph) the one that answers ``question``? Its own paragraph is
+  the positive; another paragraph of the same article (hard) and one of another article (easy)
+  are the negatives. SQuAD-format files (the unlabelled English one too: a question's own
+  paragraph is known even where its answer is not) and WikiQA.
+
+The split is by article title (a hash), so no paragraph of a held-out article is trained on:
+``heldout`` is what thresholds are calibrated on.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import json
+import os
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop_kb.eval.datasets import Document, QADataset, QAItem
+from desktop_kb.eval.faithfulness import ACCEPT, build_claims
+from desktop_kb.text.tokenize import cjk_ratio, tokenize
+from desktop_kb.verify.support import sentence_spans
+from desktop_kb.verify.verifier import led_by
+
+__all__ = ["SQUAD_FILES", "Example", "build", "shared_train", "split_of"]
+
+ROOT = Path(__file__).resolve().parents[1]
+# what each SQuAD-format file may give: claims (it has answers) and/or rerank pairs
+SQUAD_FILES = {
+    "chinesesquad_zh.json": ("verify", "rerank"),
+    "drcd_test.json": ("verify", "rerank"),
+    "cmrc2018_trial.json": ("verify", "rerank"),
+    "squad2_testhalf_en_unlabelled.json": ("rerank",),
+}
+HELDOUT_SHARE = 10  # one article in ten is held out
+_MARK = re.compile(r"\s*\[\d+\]")
+
+
+@dataclass(frozen=True)
+class Example:
+    task: str  # "verify" | "rerank"
+    question: str
+    claim: str  # the answer or claim judged ("" for rerank)
+    text: str  # the evidence (verify) or the passage (rerank)
+    label: int
+    kind: str  # how it was built (a faithfulness kind, "wikiqa", "rerank_hard", …)
+    lang: str  # "en" | "zh"
+    source: str  # the file it came from
+
+
+def shared_train() -> Path:
+    return Path(os.environ.get("DKB_TRAIN_DATA", ROOT.parent / "shared" / "train"))
+
+
+def split_of(title: str) -> str:
+    h = int(hashlib.sha1(title.encode("utf-8")).hexdigest()[:8], 16)
+    return "heldout" if h % HELDOUT_SHARE == 0 else "train"
+
+
+def _lang(text: str) -> str:
+    return "zh" if cjk_ratio(text) > 0.3 else "en"
+
+
+def load_squad(path: Path) -> QADataset:
+    """A SQuAD-format file as the eval code's QA dataset (one document per paragraph)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    corpus: dict[str, Document] = {}
+    items: list[QAItem] = []
+    for a, article in enumerate(raw["data"]):
+        title = str(article.get("title") or f"article-{a}")
+        for p, para in enumerate(article["paragraphs"]):
+            doc_id = f"{path.stem}-{a}-{p}"
+            corpus[doc_id] = Document(doc_id, title, para["context"])
+            for k, qa in enumerate(para["qas"]):
+                answers = tuple(dict.fromkeys(x["text"] for x in qa.get("answers") or [] if x.get("text")))
+                answerable = bool(answers) and not qa.get("is_impossible", False)
+                extra = {"plausible_answers": [x["text"] for x in qa.get("plausible_answers") or []]}
+                items.append(QAItem(str(qa.get("id", f"{doc_id}-{k}")), qa["question"], answers if answerable else (),
+                                    doc_id, answerable, extra))
+    digest = hashlib.sha1(path.read_bytes()).hexdigest()
+    return QADataset(path.parent, path.stem, tuple(items), corpus, digest)
+
+
+def _overlap(a: str, b: str) -> float:
+    if cjk_ratio(a) > 0.3 or cjk_ratio(b) > 0.3:
+        ga = {a[i:i + 2] for i in range(len(a) - 1)}
+        gb = {b[i:i + 2] for i in range(len(b) - 1)}
+    else:
+        ga, gb = set(tokenize(a)), set(tokenize(b))
+    return len(ga & gb) / max(1, len(ga))
+
+
+def evidence_for(claim: str, title: str, passage: str, rng: random.Random | None = None) -> str:
+    """What the verifier reads for ``claim`` cited to ``passage``: the sentence sharing most with
+    the claim (with a neighbour now and then, as evidence windows do), led by the title."""
+    spans = sentence_spans(passage) or [(0, len(passage))]
+    best = max(range(len(spans)), key=lambda k: _overlap(claim, passage[spans[k][0]:spans[k][1]]))
+    lo = hi = best
+    if rng is not None and rng.random() < 0.35:
+        lo, hi = max(0, best - (rng.random() < 0.5)), min(len(spans) - 1, best + 1)
+    return evidence_text(title, passage[spans[lo][0]:spans[hi][1]])
+
+
+def evidence_text(title: str, text: str) -> str:
+    return led_by(title, text)
+
+
+def _claims(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
+    keep = {d for d, doc in ds.corpus.items() if split_of(f"{ds.name}:{doc.title}") == split}
+    for c in build_claims(ds, seed=rng.randrange(1 << 30)):
+        if c.context_ids[0] not in keep:
+            continue
+        n = int(re.search(r"\[(\d+)\]", c.answer).group(1))  # type: ignore[union-attr]
+        cited = c.passages[n - 1]
+        claim = _MARK.sub("", c.answer).strip()
+        text = evidence_for(claim, cited.chunk.heading_path[0] if cited.chunk.heading_path else "",
+                            cited.chunk.text, rng)
+        yield Example("verify", c.question, claim, text, int(c.kind in ACCEPT), c.kind, _lang(c.question), ds.name)
+    for item in ds.items:  # adversarial unanswerable questions: their paragraph's nearest sentence
+        doc = ds.corpus.get(item.context_id)
+        if item.answerable or doc is None or item.context_id not in keep:
+            continue
+        spans = sentence_spans(doc.text)
+        if not spans:
+            continue
+        s, e = max(spans, key=lambda sp: _overlap(item.question, doc.text[sp[0]:sp[1]]))
+        if e - s >= 8:
+            yield Example("verify", item.question, doc.text[s:e], evidence_text(doc.title, doc.text[s:e]), 0,
+                          "unanswerable", _lang(item.question), ds.name)
+
+
+def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1) -> Iterator[Example]:
+    by_title: dict[str, list[str]] = {}
+    for d, doc in ds.corpus.items():
+        by_title.setdefault(doc.title, []).append(d)
+    ids = sorted(ds.corpus)
+    for item in ds.items:
+        doc = ds.corpus.get(item.context_id)
+        if doc is None or split_of(f"{ds.name}:{doc.title}") != split:
+            continue
+        lang = _lang(item.question)
+        yield Example("rerank", item.question, "", evidence_text(doc.title, doc.text), 1, "rerank_own", lang, ds.name)
+        same = [d for d in by_title[doc.title] if d != doc.id]
+        for _ in range(per_question):
+            if same:
+                other = ds.corpus[rng.choice(same)]
+                yield Example("rerank", item.question, "", evidence_text(other.title, other.text), 0, "rerank_hard",
+                              lang, ds.name)
+            far = ds.corpus[rng.choice(ids)]
+            if far.title != doc.title:
+                yield Example("rerank", item.question, "", evidence_text(far.title, far.text), 0, "rerank_easy",
+                              lang, ds.name)
+
+
+def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2) -> Iterator[Example]:
+    """Each question's answering sentences, and at most ``negatives`` of its other sentences."""
+    rows: dict[str, list[dict[str, str]]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            rows.setdefault(r["QuestionID"], []).append(r)
+    for group in rows.values():
+        title = group[0]["DocumentTitle"]
+        if split_of(f"wikiqa:{title}") != split:
+            continue
+        q = group[0]["Question"].strip()
+        question = q[0].upper() + q[1:] + ("" if q.endswith("?") else "?")
+        wrong = [r for r in group if r["Label"] != "1"]
+        for r in [r for r in group if r["Label"] == "1"] + rng.sample(wrong, min(negatives, len(wrong))):
+            sentence = r["Sentence"].strip()
+            yield Example("verify", question, sentence, evidence_text(title, sentence), int(r["Label"]), "wikiqa",
+                          "en", path.name)
+
+
+def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cache: Path | None = None) -> list[Example]:
+    """Every example of ``split`` ("train" | "heldout"), shuffled deterministically; read from
+    (or written to) ``cache`` (a folder) when given — building takes minutes."""
+    path = None
+    if cache is not None:
+        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or [])]).encode()).hexdigest()[:10]
+        path = cache / f"examples-{split}-{tag}.jsonl"
+        if path.is_file():
+            return [Example(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
+    rng = random.Random(seed)
+    root = shared_train()
+    out: list[Example] = []
+    for name, tasks in SQUAD_FILES.items():
+        if files is not None and name not in files:
+            continue
+        ds = load_squad(root / name)
+        if "verify" in tasks:
+            out.extend(_claims(ds, split, rng))
+        if "rerank" in tasks:
+            out.extend(_rerank(ds, split, rng))
+    for name in ("wikiqa_train.tsv.gz", "wikiqa_dev.tsv.gz", "wikiqa_test.tsv.gz"):
+        if files is None or name in files:
+            out.extend(_wikiqa(root / name, split, rng))
+    rng.shuffle(out)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in out), encoding="utf-8")
+        os.replace(tmp, path)
+    return out
