@@ -84,6 +84,10 @@ class FilterError(ConfigError):
         "mtime_from, mtime_to, ingested_from, ingested_to (Unix seconds or YYYY-MM-DD)."
     )
 
+    def __init__(self, message: str, hint: str | None = None, *, param: str = "filter") -> None:
+        super().__init__(message, hint)
+        self.param = param  # the request field it is about (the local API names it)
+
 
 class ModelError(DesktopKBError):
     default_hint = "Run `desktop-kb models status` to see which models are installed and loadable."

@@ -22,6 +22,7 @@ __all__ = [
     "EMBEDDER_BACKENDS",
     "MODEL_ROLES",
     "SETTINGS_VERSION",
+    "ApiSettings",
     "ChunkSettings",
     "IngestSettings",
     "ModelSpec",
@@ -163,6 +164,14 @@ class StoreSettings:
 
 
 @dataclass(frozen=True)
+class ApiSettings:
+    """The app's "Let other apps on this computer ask": the local API in the app (127.0.0.1 only)."""
+
+    enabled: bool = False
+    port: int = 8765
+
+
+@dataclass(frozen=True)
 class Settings:
     data_dir: Path
     version: int = SETTINGS_VERSION
@@ -171,6 +180,7 @@ class Settings:
     query: QuerySettings = field(default_factory=QuerySettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
+    api: ApiSettings = field(default_factory=ApiSettings)
     extensions: tuple[str, ...] = (
         *V1_EXTENSIONS, ".odt", ".ods", ".odp", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp",
     )
@@ -357,6 +367,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("query.judge_dense_reference must be between -1 and 1 (a cosine similarity).")
     if s.ingest.ocr not in ("auto", "off", "force"):
         raise ConfigError('Setting ingest.ocr must be "auto", "off" or "force".')
+    if not 1024 <= s.api.port <= 65535:
+        raise ConfigError("api.port must be between 1024 and 65535.")
     if not 72 <= s.ingest.ocr_dpi <= 600:
         raise ConfigError("ingest.ocr_dpi must be between 72 and 600.")
     if not 0.0 <= s.ingest.ocr_min_confidence <= 1.0:

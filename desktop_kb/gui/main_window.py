@@ -38,6 +38,7 @@ from .filter_bar import FilterBar, FilterSpec
 from .i18n import tr
 from .ingest_panel import IngestPanel
 from .kb_panel import KBPanel
+from .local_api import LocalApi
 from .menu_entry import offer_menu_entry
 from .settings_dialog import SettingsDialog
 from .state import GuiState, remember_data_dir
@@ -108,6 +109,8 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self._doc_refresh_timer.setInterval(800)
         self._doc_refresh_timer.timeout.connect(self.refresh_documents)
         self.refresh()
+        self.local_api = LocalApi()  # "let other apps on this computer ask" (off by default)
+        self.local_api.apply(self.settings, self.lib)
         if preload:
             self.preload_models()
 
@@ -336,6 +339,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self.owns_library = True
         self._update_model_label()
         self.refresh()
+        self.local_api.apply(self.settings, self.lib)  # on the new Library
         self.settings_applied.emit(self.settings)
 
     def about(self) -> None:
@@ -352,6 +356,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         self._shut_down = True
         self.save_state()
         self.chat.stop()
+        self.local_api.stop()
         self.watching.stop()
         self._ingest_queue.clear()
         self.runner.shutdown(10_000)  # the core stops at its next cancel check

@@ -9,6 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -126,7 +127,25 @@ class SettingsDialog(QDialog):
         note.setWordWrap(True)
         note.setStyleSheet("color: #666;")
         f.addRow(note)
+        self.api_enabled = QCheckBox(tr("Let other apps on this computer ask"))
+        self.api_enabled.setChecked(settings.api.enabled)
+        f.addRow(self.api_enabled)
+        self.api_port = self._spin(1024, 65535, settings.api.port)
+        tokens = QPushButton(tr("API tokens…"))
+        tokens.clicked.connect(self.open_tokens)
+        row = QHBoxLayout()
+        row.addWidget(self.api_port)
+        row.addWidget(tokens)
+        f.addRow(tr("API port (127.0.0.1):"), row)
         return general
+
+    def open_tokens(self) -> QDialog:
+        from .local_api import TokenDialog
+
+        dlg = TokenDialog(self.settings.data_dir, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
 
     def _models_tab(self, settings: Settings) -> QWidget:
         m = settings.models
@@ -229,6 +248,7 @@ class SettingsDialog(QDialog):
                                       max_answer_tokens=self.max_answer_tokens.value()),
             store=dataclasses.replace(s.store, url=self.qdrant_url.text().strip(),
                                       api_key=self.qdrant_key.text()),
+            api=dataclasses.replace(s.api, enabled=self.api_enabled.isChecked(), port=self.api_port.value()),
         )
 
     def save(self) -> bool:

@@ -1,0 +1,141 @@
+"""What the local API does, apart from HTTP: which knowledge bases a model name means, the answer
+queue (one answer at a time, a bounded number waiting), and answers and hits as JSON with their
+citations (passage, file, pages, headings, offsets, the quote, the supporting sentences, verdicts).
+
+Used by the HTTP app (:mod:`.app`) and the MCP server (:mod:`.mcp_server`) alike.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import DesktopKBError, KnowledgeBaseNotFound
+from ..progress import CancelToken
+from ..protocols import SearchFilter
+from ..types import Answer, Hit
+
+__all__ = ["ALL_MODEL", "AnswerQueue", "Busy", "Service", "answer_record", "hit_record"]
+
+ALL_MODEL = "desktop-kb"  # every knowledge base
+KB_PREFIX = "kb:"
+
+
+class Busy(DesktopKBError):
+    """The answer queue is full: the client should retry later."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("The model is busy with other questions.", f"Retry in {retry_after} s.")
+        self.retry_after = retry_after
+
+
+class AnswerQueue:
+    """One answer at a time (the model is one), at most ``max_waiting`` more queued behind it."""
+
+    def __init__(self, max_waiting: int = 4, seconds_per_answer: int = 30) -> None:
+        self.max_waiting = max(0, int(max_waiting))
+        self.seconds_per_answer = seconds_per_answer
+        self._count = threading.Lock()
+        self._model = threading.Lock()
+        self.queued = 0  # waiting or running
+
+    def check_room(self) -> None:
+        """Busy when a new question would not fit (checked before a streamed reply starts)."""
+        with self._count:
+            if self.queued >= self.max_waiting + 1:
+                raise Busy(self.seconds_per_answer * self.queued)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold the model (blocking); Busy at once when the queue is full."""
+        with self._count:
+            if self.queued >= self.max_waiting + 1:  # one running, max_waiting behind it
+                raise Busy(self.seconds_per_answer * self.queued)
+            self.queued += 1
+        try:
+            with self._model:
+                yield
+        finally:
+            with self._count:
+                self.queued -= 1
+
+
+def _span_text(text: str, start: int, s: int, e: int) -> str:
+    return text[max(0, s - start): max(0, e - start)]
+
+
+def answer_record(a: Answer) -> dict[str, Any]:
+    """The answer's citations and verdicts, as the API returns them beside the text."""
+    verdict_of = {n: v.verdict for v in a.verdicts for n in v.citations}
+    cites = []
+    for c in a.citations:
+        chunk = a.passages[c.n - 1].chunk if 1 <= c.n <= len(a.passages) else None
+        text = chunk.text if chunk else ""
+        cites.append({
+            "n": c.n, "kb": c.kb, "doc_id": c.doc_id, "file": c.path, "pages": list(c.pages),
+            "heading_path": list(c.heading_path), "passage": {"start": c.start, "end": c.end},
+            "quote": c.quote, "quote_offsets": None if c.quote_start is None else {"start": c.quote_start, "end": c.quote_end},
+            "sentences": [{"start": s, "end": e, "text": _span_text(text, c.start, s, e)} for s, e in c.evidence],
+            "verdict": verdict_of.get(c.n, "supported" if a.status == "answered" else None),
+        })
+    return {
+        "status": a.status,  # answered | refused | clarify
+        "refusal": None if a.status == "answered" else {"reason": a.text, "problems": list(a.problems)},
+        "citations": cites,
+        "verdicts": [{"sentence": v.sentence, "citations": list(v.citations), "score": v.score, "verdict": v.verdict}
+                     for v in a.verdicts],
+        "removed": [{"sentence": s, "why": w} for s, w in a.removed],
+        "passages_found": [hit_record(h, n) for n, h in enumerate(a.passages, 1)] if a.status != "answered" else [],
+        "timings_ms": a.timings_ms,
+    }
+
+
+def hit_record(h: Hit, n: int | None = None) -> dict[str, Any]:
+    c = h.chunk
+    rec = {"kb": h.kb, "doc_id": c.doc_id, "file": c.path, "pages": list(c.pages), "heading_path": list(c.heading_path),
+           "start": c.start, "end": c.end, "score": h.rerank_score if h.rerank_score is not None else h.score,
+           "text": c.text}
+    return rec if n is None else {"n": n, **rec}
+
+
+class Service:
+    """The API's view of a Library: model names, answers through the queue, search."""
+
+    def __init__(self, lib: Any, queue: AnswerQueue | None = None) -> None:
+        self.lib = lib
+        self.queue = queue or AnswerQueue()
+        self._search = threading.Lock()
+
+    def models(self) -> list[str]:
+        return [ALL_MODEL, *(KB_PREFIX + name for name in self.lib.list_kbs())]
+
+    def kbs(self, model: str) -> list[str] | None:
+        """The knowledge bases a model name asks (None: all); KnowledgeBaseNotFound for another."""
+        if model in (ALL_MODEL, KB_PREFIX + "*", ""):
+            return None
+        name = model.removeprefix(KB_PREFIX)
+        if not model.startswith(KB_PREFIX) or name not in self.lib.list_kbs():
+            raise KnowledgeBaseNotFound(f"No model {model!r}: use {ALL_MODEL!r} or kb:NAME (GET /v1/models).")
+        return [name]
+
+    def ask(self, question: str, model: str, flt: SearchFilter, history: Sequence[tuple[str, str]] = (), *,
+            reading_order: bool = False, cancel: CancelToken | None = None,
+            on_stage: Callable[[str, int], None] | None = None) -> Answer:
+        kbs = self.kbs(model)
+        asked = time.perf_counter()
+        with self.queue.slot():
+            waited = round((time.perf_counter() - asked) * 1000, 1)
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            answer = self.lib.ask(question, kbs=kbs, flt=None if flt.is_empty() else flt, history=history,
+                                  reading_order=reading_order, cancel=cancel, on_stage=on_stage)
+        answer.timings_ms["queue"] = waited  # time waiting for the model behind other questions
+        return answer
+
+    def search(self, query: str, model: str, flt: SearchFilter, top_k: int, mode: str) -> list[Hit]:
+        kbs = self.kbs(model)
+        with self._search:
+            return self.lib.search(query, kbs=kbs, flt=None if flt.is_empty() else flt, top_k=top_k, mode=mode)
