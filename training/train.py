@@ -41,6 +41,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--limit", type=int, default=0, help="use only N examples per task (a smoke run)")
     ap.add_argument("--files", nargs="*", help="only these ../shared/train files (a smoke run)")
+    ap.add_argument("--init-from", type=Path, help="start from shipped weights (a folder with weights.npz and "
+                    "manifest.json, e.g. desktop_kb/resources/models/e5-cross-encoder) instead of e5's")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cache", type=Path, default=ROOT / "training" / ".cache", help="built examples")
     # bf16 autocast pays on GPUs and CPUs with bf16 instructions; on an AVX2-only CPU it was 15x
@@ -162,6 +164,10 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
     by_task = _examples(args)
     tok = tokenizer_for(args.out / "tokenizer")
     model = CrossEncoder(load_e5())
+    if args.init_from and not (args.out / "checkpoint.pt").is_file():
+        from desktop_kb.models.cross_encoder import load_weights
+
+        model.load_tensors(load_weights(args.init_from)[0])
     for layer in model.layers[: args.freeze_layers]:
         layer.requires_grad_(False)
     model.to(args.device)

