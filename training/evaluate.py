@@ -38,24 +38,11 @@ Scorer = Callable[[Sequence[tuple[int, str, str]]], list[float]]
 
 
 def auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
-    """P(a positive scores above a negative), ties half (None without both)."""
-    if not pos or not neg:
-        return None
-    import numpy as np
+    """P(a positive scores above a negative), ties half: the judge's calibration script's own."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from calibrate_judge import auc as judge_auc
 
-    p, n = np.asarray(pos, dtype=np.float64), np.asarray(neg, dtype=np.float64)
-    allv = np.concatenate([p, n])
-    order = allv.argsort(kind="mergesort")
-    ranks = np.empty(len(allv))
-    sorted_v = allv[order]
-    i = 0
-    while i < len(allv):  # average ranks over ties
-        j = i
-        while j + 1 < len(allv) and sorted_v[j + 1] == sorted_v[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return round(float((ranks[: len(p)].sum() - len(p) * (len(p) + 1) / 2) / (len(p) * len(n))), 4)
+    return judge_auc(list(pos), list(neg))
 
 
 def torch_scorer(run: Path, max_tokens: int = 256, batch: int = 32) -> Scorer:

@@ -179,6 +179,42 @@ def ensure_model_max_length(model_dir: Path, default: int = 512) -> bool:
     return True
 
 
+def onnx_folder_manifest(folder: Path, model_file: str, manifest_file: str, *, not_built: str,
+                         hint: str) -> dict[str, Any]:
+    """The manifest (a JSON object) of a built ONNX model folder; ModelNotInstalled (``not_built``,
+    ``hint``) when the model or its manifest is missing, ModelError when it is unreadable."""
+    path = folder / manifest_file
+    if not (folder / model_file).is_file() or not path.is_file():
+        raise ModelNotInstalled(f"{not_built}: {folder / model_file}", hint)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"Cannot read {path}: {exc}", "Rebuild it with `desktop-kb models install`.") from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"{path} is not a JSON object.", "Rebuild it with `desktop-kb models install`.")
+    return data
+
+
+def onnx_session(model: Path, threads: int, what: str) -> Any:
+    """An ONNX Runtime CPU session on ``model`` (``threads`` intra-op, sequential, all graph
+    optimisations); a clear error for a missing onnxruntime or a model it cannot load."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise missing_package("onnxruntime", "onnxruntime", what) from exc
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, …)
+        raise ModelError(f"ONNX Runtime cannot load {model}: {exc}",
+                         "Rebuild it with `desktop-kb models install`.") from exc
+
+
 def sigmoid(values: Sequence[float] | np.ndarray) -> list[float]:
     """Logits → probabilities in [0, 1], numerically stable."""
     out: list[float] = []

@@ -14,7 +14,6 @@ tokenization (:class:`~desktop_kb.backends.embed_onnx_e5.E5Tokenizer`); :func:`v
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError, ModelNotInstalled
-from ._common import missing_package, sigmoid
+from ..errors import ModelError
+from ._common import onnx_folder_manifest, onnx_session, sigmoid
 from .embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, E5Tokenizer
 
 __all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "rerank_pair",
@@ -76,33 +75,11 @@ class E5CrossEncoder:
         self._session = self._open()
 
     def _manifest(self) -> dict[str, Any]:
-        path = self.folder / MANIFEST_FILE
-        if not (self.folder / MODEL_FILE).is_file() or not path.is_file():
-            raise ModelNotInstalled(f"The cross-encoder is not built: {self.folder / MODEL_FILE}",
-                                    "Run `desktop-kb models install` (it builds it from the shipped weights).")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"Cannot read {path}: {exc}", "Rebuild it with `desktop-kb models install`.") from exc
-        if not isinstance(data, dict):
-            raise ModelError(f"{path} is not a JSON object.", "Rebuild it with `desktop-kb models install`.")
-        return data
+        return onnx_folder_manifest(self.folder, MODEL_FILE, MANIFEST_FILE, not_built="The cross-encoder is not built",
+                                    hint="Run `desktop-kb models install` (it builds it from the shipped weights).")
 
     def _open(self) -> Any:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise missing_package("onnxruntime", "onnxruntime", "The cross-encoder") from exc
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
-        opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
-        try:
-            return ort.InferenceSession(str(self.folder / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime's own exception types
-            raise ModelError(f"ONNX Runtime cannot load {self.folder / MODEL_FILE}: {exc}",
-                             "Rebuild it with `desktop-kb models install`.") from exc
+        return onnx_session(self.folder / MODEL_FILE, self.threads, "The cross-encoder")
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Both heads' logits [n, 2] for the pairs, batched by similar length."""

