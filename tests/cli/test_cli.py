@@ -93,3 +93,21 @@ def test_the_cli_writes_nothing_outside_its_data_folder(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["ocr"]  # the page was read by OCR (onnxruntime ran)
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
+
+
+def test_piped_output_with_a_code_page_that_cannot_write_chinese(data):
+    """Windows gives a pipe the ANSI code page (cp1252): `desktop-kb search … | more` crashed with
+    UnicodeEncodeError on a Chinese heading. The CLI writes UTF-8 there instead; a stream that can
+    write Chinese (here GBK, the user's choice) keeps its encoding, with "?" for what it lacks (the
+    heading separator "›" crashed it too)."""
+    import os
+
+    d, docs = data
+    assert main(["--data-dir", str(d), "ingest", str(docs), "--kb", "k1", "--json"]) == 0
+    for encoding, expect in (("cp1252", "utf-8"), ("gbk", "gbk")):
+        env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONUTF8": "0"}
+        proc = subprocess.run([sys.executable, "-m", "desktop_kb", "--data-dir", str(d), "search", "发票",
+                               "--kb", "k1"], capture_output=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
+        out = proc.stdout.decode(expect)
+        assert "增值税专用发票" in out and ("财务 › 发票" if expect == "utf-8" else "财务 ? 发票") in out
