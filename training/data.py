@@ -51,6 +51,11 @@ SQUAD_FILES = {
     "cmrc2018_trial.json": ("verify", "rerank"),
     "squad2_testhalf_en_unlabelled.json": ("rerank",),
 }
+# English claims: the unlabelled English half aligned with its labelled Chinese translation
+# (training/align_en.py); needs the installed ONNX embedder, so it is a name of its own
+ALIGNED_EN = "squad_en_aligned"
+UNANSWERABLE_EN_MAX = 700  # the aligned English half is mostly adversarial unanswerable questions
+DATA_VERSION = 2  # 2: the aligned English claims (a new cache)
 HELDOUT_SHARE = 10  # one article in ten is held out
 _MARK = re.compile(r"\s*\[\d+\]")
 
@@ -124,7 +129,18 @@ def evidence_text(title: str, text: str) -> str:
     return led_by(title, text)
 
 
-def _claims(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
+def _aligned_english() -> QADataset:
+    import sys
+
+    from desktop_kb.models.e5_onnx import e5_onnx_dir
+    from desktop_kb.settings import load_settings
+    from training.align_en import aligned_english, onnx_embedders
+
+    queries, passages = onnx_embedders(e5_onnx_dir(load_settings()))
+    return aligned_english(shared_train(), queries, passages, log=lambda m: print(m, file=sys.stderr))
+
+
+def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int = 0) -> Iterator[Example]:
     keep = {d for d, doc in ds.corpus.items() if split_of(f"{ds.name}:{doc.title}") == split}
     for c in build_claims(ds, seed=rng.randrange(1 << 30)):
         if c.context_ids[0] not in keep:
@@ -135,7 +151,10 @@ def _claims(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
         text = evidence_for(claim, cited.chunk.heading_path[0] if cited.chunk.heading_path else "",
                             cited.chunk.text, rng)
         yield Example("verify", c.question, claim, text, int(c.kind in ACCEPT), c.kind, _lang(c.question), ds.name)
-    for item in ds.items:  # adversarial unanswerable questions: their paragraph's nearest sentence
+    unanswerable = [i for i in ds.items if not i.answerable]
+    if unanswerable_max and len(unanswerable) > unanswerable_max:
+        unanswerable = rng.sample(unanswerable, unanswerable_max)
+    for item in unanswerable:  # adversarial unanswerable questions: their paragraph's nearest sentence
         doc = ds.corpus.get(item.context_id)
         if item.answerable or doc is None or item.context_id not in keep:
             continue
@@ -195,7 +214,7 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
     (or written to) ``cache`` (a folder) when given — building takes minutes."""
     path = None
     if cache is not None:
-        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or [])]).encode()).hexdigest()[:10]
+        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or [])] + ([DATA_VERSION] if DATA_VERSION > 1 else [])).encode()).hexdigest()[:10]
         path = cache / f"examples-{split}-{tag}.jsonl"
         if path.is_file():
             return [Example(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -210,6 +229,8 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
             out.extend(_claims(ds, split, rng))
         if "rerank" in tasks:
             out.extend(_rerank(ds, split, rng))
+    if files is None or ALIGNED_EN in files:
+        out.extend(_claims(_aligned_english(), split, rng, UNANSWERABLE_EN_MAX))
     for name in ("wikiqa_train.tsv.gz", "wikiqa_dev.tsv.gz", "wikiqa_test.tsv.gz"):
         if files is None or name in files:
             out.extend(_wikiqa(root / name, split, rng))

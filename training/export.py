@@ -32,7 +32,8 @@ SOURCES = {
     "chinesesquad_zh.json": "pluto-junzeng/ChineseSquad@6cc7b1c (derivative of SQuAD 2.0, CC BY-SA 4.0)",
     "drcd_test.json": "DRCKnowledgeTeam/DRCD@b944790 (CC BY-SA 3.0)",
     "cmrc2018_trial.json": "ymcui/cmrc2018@c0eb1b6 (CC BY-SA 4.0)",
-    "squad2_testhalf_en_unlabelled.json": "chrischute/squad@85623ad test half (CC BY-SA 4.0; rerank pairs only)",
+    "squad2_testhalf_en_unlabelled.json": "chrischute/squad@85623ad test half (CC BY-SA 4.0): rerank pairs, and "
+                                          "English claims where it aligns with chinesesquad_zh.json (training/align_en.py)",
     "wikiqa_*.tsv.gz": "Microsoft Research WikiQA (its licence)",
 }
 

@@ -1,0 +1,182 @@
+"""English SQuAD claims for training, recovered from the two halves of one source.
+
+``squad2_testhalf_en_unlabelled.json`` holds English SQuAD 2.0 paragraphs and questions with no
+answers; ``chinesesquad_zh.json`` is a machine translation of the same articles *with* answers and
+``is_impossible``. Their ids differ, so the two are aligned by meaning, with multilingual-e5 (the
+app's own ONNX embedder): article by a fixed title table, paragraph and question by mutual best
+cosine above a floor, the answer's sentence likewise. The English answer span is kept only where
+the Chinese answer carries Latin letters or digits that occur, in order, in the aligned English
+sentence (names kept in Latin script, years, counts) — a span found by string match, never guessed.
+
+What comes out is an English :class:`QADataset` (answerable items with their recovered span,
+unanswerable ones flagged), on which :func:`desktop_kb.eval.faithfulness.build_claims` builds every
+claim kind as it does for the Chinese files. Training data only: nothing of ``../shared/eval``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from desktop_kb.eval.datasets import Document, QADataset, QAItem
+from desktop_kb.verify.support import sentence_spans
+
+__all__ = ["TITLES", "aligned_english"]
+
+TITLES = {  # chinesesquad title → English title (the same 19 articles)
+    "南加利佛尼亚州": "Southern_California", "天空_（英国）": "Sky_(United_Kingdom)",
+    "维多利亚（澳大利亚）": "Victoria_(Australia)", "氧": "Oxygen", "亚马逊热带雨林": "Amazon_rainforest",
+    "Ctenophora": "Ctenophora", "弗雷斯诺，加利福尼亚": "Fresno,_California", "黑死病": "Black_Death",
+    "地质学": "Geology", "药店": "Pharmacy", "公民抗命": "Civil_disobedience", "施工": "Construction",
+    "私立学校": "Private_school", "佛罗里达杰克逊维尔": "Jacksonville,_Florida",
+    "经济不平等": "Economic_inequality", "芝加哥大学": "University_of_Chicago",
+    "Inter Government_Panel_on_Climate_Change": "Intergovernmental_Panel_on_Climate_Change",
+    "Prime_number": "Prime_number", "莱茵河": "Rhine",
+}
+PARA_FLOOR, QUESTION_FLOOR, SENTENCE_FLOOR, NAME_FLOOR = 0.80, 0.80, 0.78, 0.84
+_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,'\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_NUMERALS = {"一": "one", "二": "two", "两": "two", "三": "three", "四": "four", "五": "five", "六": "six",
+             "七": "seven", "八": "eight", "九": "nine", "十": "ten"}
+# a run of capitalised words (with the small words names carry inside): a name's English form
+_NAME = re.compile(r"[A-Z][\w'\-]*(?:\s+(?:of|the|de|von|and|la|du)?\s*[A-Z][\w'\-]*)*")
+
+_STOP = {"the", "a", "an", "in", "on", "at", "it", "its", "this", "that", "these", "those", "he", "she", "they",
+         "there", "after", "before", "during", "however", "although", "while", "when", "as", "by", "for", "from",
+         "with", "since", "some", "many", "most", "all", "both", "each", "other", "unlike", "despite", "because"}
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def _mutual(a: np.ndarray, b: np.ndarray, floor: float) -> list[tuple[int, int]]:
+    """Index pairs that are each other's best match with cosine ≥ ``floor``."""
+    if len(a) == 0 or len(b) == 0:
+        return []
+    sim = a @ b.T
+    best_b, best_a = sim.argmax(1), sim.argmax(0)
+    return [(i, int(j)) for i, j in enumerate(best_b) if best_a[j] == i and sim[i, j] >= floor]
+
+
+def _english_span(zh_answer: str, en_sentence: str) -> str | None:
+    """The part of ``en_sentence`` from the first to the last Latin/digit token of ``zh_answer``,
+    when they all occur there in order (at most 8 words apart); else None."""
+    tokens = [t.rstrip(".,") for t in _LATIN.findall(zh_answer)]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return None
+    start, pos = None, 0
+    for t in tokens:
+        m = re.search(rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])", en_sentence[pos:])
+        if m is None:
+            return None
+        if start is None:
+            start = pos + m.start()
+        pos += m.end()
+    span = en_sentence[start:pos]
+    return span if len(span.split()) <= 8 else None
+
+
+def _name_span(zh_answer: str, en_sentence: str, embed_p: Embed) -> str | None:
+    """A Chinese numeral one to ten as its English word, or the capitalised run of ``en_sentence``
+    closest in meaning to ``zh_answer`` (cosine ≥ NAME_FLOOR, 0.03 clear of the next)."""
+    word = _NUMERALS.get(zh_answer.strip())
+    if word:
+        m = re.search(rf"\b{word}\b", en_sentence, re.IGNORECASE)
+        return m.group(0) if m else None
+    names = list(dict.fromkeys(m.group(0).strip() for m in _NAME.finditer(en_sentence)))
+    names = [re.sub(r"^(?:The|A|An)\s+", "", n) for n in names]
+    names = [n for n in names if len(n.split()) <= 6 and n.lower() not in _STOP]
+    if not names:
+        return None
+    sims = embed_p(names) @ embed_p([zh_answer])[0]
+    order = np.argsort(-sims)
+    if sims[order[0]] < NAME_FLOOR or (len(order) > 1 and sims[order[0]] - sims[order[1]] < 0.03):
+        return None
+    return names[int(order[0])]
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    return sentence_spans(text) or [(0, len(text))]
+
+
+def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed) -> list[tuple[dict, str, bool]]:
+    """(the English question, its English answer span or "", answerable) for aligned questions."""
+    zq, eq = zp["qas"], ep["qas"]
+    pairs = _mutual(embed_q([q["question"] for q in zq]), embed_q([q["question"] for q in eq]), QUESTION_FLOOR)
+    zs, es = _sentences(zp["context"]), _sentences(ep["context"])
+    if len(zs) == len(es):  # a sentence-by-sentence translation: the same order
+        smatch = {k: k for k in range(len(zs))}
+    else:
+        smatch = dict(_mutual(embed_p([zp["context"][a:b] for a, b in zs]),
+                              embed_p([ep["context"][a:b] for a, b in es]), SENTENCE_FLOOR))
+    out = []
+    for i, j in pairs:
+        q = zq[i]
+        if q.get("is_impossible") or not q.get("answers"):
+            out.append((eq[j], "", False))
+            continue
+        ans = q["answers"][0]
+        k = next((n for n, (a, b) in enumerate(zs) if a <= ans["answer_start"] < b), None)
+        if k is None or k not in smatch:
+            continue
+        a, b = es[smatch[k]]
+        span = _english_span(ans["text"], ep["context"][a:b]) or _name_span(ans["text"], ep["context"][a:b], embed_p)
+        if span:
+            out.append((eq[j], span, True))
+    return out
+
+
+def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[str], None] = print) -> QADataset:
+    """The English half as a labelled :class:`QADataset` (only what aligned)."""
+    zh = json.loads((root / "chinesesquad_zh.json").read_text(encoding="utf-8"))
+    en_path = root / "squad2_testhalf_en_unlabelled.json"
+    en = {a["title"]: a for a in json.loads(en_path.read_text(encoding="utf-8"))["data"]}
+    corpus: dict[str, Document] = {}
+    items: list[QAItem] = []
+    counts = {"paragraphs": 0, "answerable": 0, "unanswerable": 0}
+    for za in zh["data"]:
+        title = TITLES.get(za["title"])
+        if title not in en:
+            continue
+        ea = en[title]
+        zparas, eparas = za["paragraphs"], ea["paragraphs"]
+        for i, j in _mutual(embed_p([p["context"] for p in zparas]), embed_p([p["context"] for p in eparas]), PARA_FLOOR):
+            ep = eparas[j]
+            doc_id = f"squad-en-{title}-{j}"
+            rows = _align_paragraph(zparas[i], ep, embed_q, embed_p)
+            if not rows:
+                continue
+            corpus[doc_id] = Document(doc_id, title.replace("_", " "), ep["context"])
+            counts["paragraphs"] += 1
+            for q, span, answerable in rows:
+                items.append(QAItem(q["id"], q["question"], (span,) if answerable else (), doc_id, answerable, {}))
+                counts["answerable" if answerable else "unanswerable"] += 1
+    log(f"[align] {counts}")
+    digest = hashlib.sha1(json.dumps(counts).encode()).hexdigest()
+    return QADataset(root, "squad_en_aligned", tuple(items), corpus, digest)
+
+
+def onnx_embedders(folder: Path) -> tuple[Embed, Embed]:
+    from desktop_kb.backends.embed_onnx_e5 import OnnxE5Embedder
+
+    model = OnnxE5Embedder(folder, threads=2, max_batch=16)
+
+    def queries(texts: Sequence[str]) -> np.ndarray:
+        return np.stack([model.embed_query(t) for t in texts]) if texts else np.zeros((0, model.dim))
+
+    def passages(texts: Sequence[str]) -> np.ndarray:
+        return model.embed_passages(list(texts)) if texts else np.zeros((0, model.dim))
+
+    return queries, passages
+
+if __name__ == "__main__":  # a look at what aligns: python -m training.align_en MODELS_DIR
+    from training.data import shared_train
+
+    q, p = onnx_embedders(Path(sys.argv[1]) / "multilingual-e5-small-onnx-fp32")
+    ds = aligned_english(shared_train(), q, p)
+    for item in ds.items[:40]:
+        print(item.answerable, item.question, "→", item.answers, file=sys.stderr)
