@@ -37,9 +37,15 @@ SETS = {"en": "squad2_dev", "zh": "cmrc2018_dev"}
 Scorer = Callable[[Sequence[tuple[int, str, str]]], list[float]]
 
 
+def _benchmarks_importable() -> None:
+    """benchmarks/ (scripts, not a package) on the import path, once."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
 def auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
     """P(a positive scores above a negative), ties half: the judge's calibration script's own."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    _benchmarks_importable()
     from calibrate_judge import auc as judge_auc
 
     return judge_auc(list(pos), list(neg))
@@ -143,7 +149,7 @@ def report_claims(lang: str, per_kind: int = 40) -> list[tuple[str, str, str, st
     """(kind, question, claim, evidence) of the report half's claims that pass the word checks,
     of the first ``per_kind`` claims a kind (the ``faithfulness_set.py --write --per-kind 40``
     files that ``eval claims`` reads)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    _benchmarks_importable()
     from faithfulness_set import SHARED, half
 
     from desktop_kb.eval.datasets import load_qa, sample_ids

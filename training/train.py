@@ -93,9 +93,13 @@ def batch_tensors(tok: Any, batch: list[Any], max_tokens: int, device: str) -> t
 
 
 def _commit() -> str:
+    """HEAD, with "+uncommitted training/ changes" when the code that runs is not that commit's."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+
+        head = git("rev-parse", "HEAD")
+        return head + (" +uncommitted training/ changes" if head and git("status", "--porcelain", "training") else "")
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
