@@ -29,15 +29,36 @@ def _program() -> str:
 
 
 def _process_uptime_ms() -> float:
-    """Milliseconds since the process started (Linux: from /proc; else since this module ran)."""
+    """Milliseconds since the process started (Linux: /proc; Windows: GetProcessTimes; else since
+    this module ran)."""
+    if sys.platform == "win32":
+        return _windows_uptime_ms()
     try:
         with open("/proc/self/stat", encoding="ascii") as f:
             start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
         with open("/proc/uptime", encoding="ascii") as f:
             uptime_s = float(f.read().split()[0])
         return (uptime_s - start_ticks / os.sysconf("SC_CLK_TCK")) * 1000.0
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError, AttributeError):
         return (time.perf_counter() - _T0) * 1000.0
+
+
+def _windows_uptime_ms() -> float:
+    """The process's creation time against the clock, both FILETIMEs (100 ns units)."""
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined]
+    created, exited, kernel, user, now = (wintypes.FILETIME() for _ in range(5))
+    if not kernel32.GetProcessTimes(kernel32.GetCurrentProcess(), ctypes.byref(created), ctypes.byref(exited),
+                                    ctypes.byref(kernel), ctypes.byref(user)):
+        return (time.perf_counter() - _T0) * 1000.0
+    kernel32.GetSystemTimeAsFileTime(ctypes.byref(now))
+
+    def ticks(ft: wintypes.FILETIME) -> int:
+        return (ft.dwHighDateTime << 32) | ft.dwLowDateTime
+
+    return (ticks(now) - ticks(created)) / 1e4
 
 
 def _arm_gui_smoke() -> None:

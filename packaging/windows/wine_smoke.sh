@@ -11,8 +11,8 @@
 #
 # TEST-ONLY shims for Wine 8's gaps (packaging/windows/wine_shims: bcryptprimitives.dll, icuuc.dll,
 # and kernelwi.dll for qdrant-edge's write-ahead log, which the *installed test copy* of
-# qdrant_edge.pyd is pointed at) go into the throwaway test prefix, never into the app or the
-# installer. Not a substitute for a real Windows run.
+# qdrant_edge.pyd is pointed at; wine_install.sh) go into the throwaway test prefix, never into the
+# app or the installer. Not a substitute for a real Windows run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
@@ -21,29 +21,17 @@ CACHE="${DESKTOP_KB_WIN_CACHE:-$HOME/.cache/desktop-kb/windows}"
 WORK="$CACHE/smoke"
 LPY="$ROOT/.venv/bin/python"
 rm -rf "$WORK" && mkdir -p "$WORK/docs"
-export WINEPREFIX="$WORK/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 results=()
 row() { results+=("| $1 | $2 | $3 |"); echo "[smoke] $1: $2 — $3"; }
 secs() { echo $(( $(date +%s) - $1 )); }
+# shellcheck source=wine_install.sh
+. "$ROOT/packaging/windows/wine_install.sh"
 
-wineboot -i >/dev/null 2>&1
-bash "$ROOT/packaging/windows/wine_shims/install.sh"
-LOCAL="$(wine cmd /c echo %LOCALAPPDATA% 2>/dev/null < /dev/null | tr -d '\r')"
-APPDIR_U="$(winepath -u "$LOCAL\\Programs\\desktop-kb" 2>/dev/null)"
-DATA_U="$(winepath -u "$LOCAL\\desktop-kb" 2>/dev/null)"
-
-t=$(date +%s)
-wine "$SETUP" /S < /dev/null
-if [ -x "$APPDIR_U/desktop-kb.exe" ] && [ -f "$APPDIR_U/Uninstall.exe" ] \
-   && ls "$WINEPREFIX"/drive_c/users/*/AppData/Roaming/Microsoft/Windows/Start\ Menu/Programs/desktop-kb.lnk >/dev/null 2>&1; then
-  row "silent install (/S)" PASS "$(secs "$t") s; $(du -sh "$APPDIR_U" | cut -f1) in %LOCALAPPDATA%\\Programs\\desktop-kb; Start-menu entry"
+if wine_fresh_install "$SETUP"; then
+  row "silent install (/S)" PASS "$INSTALL_S s; $(du -sh "$APPDIR_U" | cut -f1) in %LOCALAPPDATA%\\Programs\\desktop-kb; Start-menu entry"
 else
   row "silent install (/S)" FAIL "no program or shortcut in $APPDIR_U"
 fi
-# test-only: qdrant-edge's WAL pre-allocation (SetFileInformationByHandle FileAllocationInfo) is
-# not implemented by Wine 8; the installed copy in this throwaway prefix is pointed at a shim
-"$LPY" "$ROOT/packaging/windows/wine_shims/patch_qdrant.py" "$APPDIR_U/_internal/qdrant_edge/qdrant_edge.pyd" \
-  "$WINEPREFIX/drive_c/windows/system32"
 EXE="$APPDIR_U/desktop-kb.exe"
 # stderr through a pipe: Wine 8 gives a Windows program an invalid handle for a regular file
 kb() { wine "$EXE" "$@" < /dev/null 2> >(cat >> "$WORK/stderr.log"); }

