@@ -18,8 +18,15 @@ Never reads ``../shared/eval`` (the sets we measure on) nor SciFact. Every examp
   are the negatives. SQuAD-format files (the unlabelled English one too: a question's own
   paragraph is known even where its answer is not) and WikiQA.
 
-The split is by article title (a hash), so no paragraph of a held-out article is trained on:
-``heldout`` is what thresholds are calibrated on.
+Typed distractors (``training/distractors.py``, data version 3) add, for every answerable question,
+a wrong answer of the answer's own kind from its own passage (``typed_short``, ``typed_swap``,
+``typed_roles``): the bare-answer negatives ``build_claims`` gives only where a paragraph has
+several questions.
+
+The split is by article (a hash of its title), so no paragraph of a held-out article is trained on:
+``heldout`` is what thresholds are calibrated on. An English article of the translated pair
+(the aligned claims, the unlabelled English rerank pairs) goes where its Chinese translation goes
+(data version 3; version 2 split them apart, so an article's translation could be trained on).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
 from desktop_kb.verify.verifier import led_by
 
-__all__ = ["SQUAD_FILES", "Example", "build", "shared_train", "split_of"]
+__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "shared_train", "split_of"]
 
 ROOT = Path(__file__).resolve().parents[1]
 # what each SQuAD-format file may give: claims (it has answers) and/or rerank pairs
@@ -56,7 +63,8 @@ SQUAD_FILES = {
 # (training/align_en.py); needs the installed ONNX embedder, so it is a name of its own
 ALIGNED_EN = "squad_en_aligned"
 UNANSWERABLE_EN_MAX = 700  # the aligned English half is mostly adversarial unanswerable questions
-DATA_VERSION = 2  # 2: the aligned English claims (a new cache)
+DATA_VERSION = 3  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article
+TRANSLATED_EN = (ALIGNED_EN, "squad2_testhalf_en_unlabelled")  # English of chinesesquad_zh's articles
 HELDOUT_SHARE = 10  # one article in ten is held out
 _MARK = re.compile(r"\s*\[\d+\]")
 
@@ -80,6 +88,18 @@ def shared_train() -> Path:
 def split_of(title: str) -> str:
     h = int(hashlib.sha1(title.encode("utf-8")).hexdigest()[:8], 16)
     return "heldout" if h % HELDOUT_SHARE == 0 else "train"
+
+
+def article_key(ds_name: str, title: str) -> str:
+    """What the split hashes: ``name:title``; an English article of the translated pair is keyed
+    by its Chinese translation's, so the two always fall on the same side."""
+    from training.align_en import TITLES
+
+    if ds_name in TRANSLATED_EN:
+        zh = {en: zh for zh, en in TITLES.items()}.get(title.replace(" ", "_"))
+        if zh is not None:
+            return f"chinesesquad_zh:{zh}"
+    return f"{ds_name}:{title}"
 
 
 def _lang(text: str) -> str:
@@ -144,7 +164,7 @@ def _aligned_english() -> QADataset:
 
 
 def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int = 0) -> Iterator[Example]:
-    keep = {d for d, doc in ds.corpus.items() if split_of(f"{ds.name}:{doc.title}") == split}
+    keep = {d for d, doc in ds.corpus.items() if split_of(article_key(ds.name, doc.title)) == split}
     for c in build_claims(ds, seed=rng.randrange(1 << 30)):
         if c.context_ids[0] not in keep:
             continue
@@ -170,6 +190,19 @@ def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int
                           "unanswerable", _lang(item.question), ds.name)
 
 
+def _typed(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
+    """One typed distractor an answerable question (``training/distractors.py``), as negatives."""
+    from training.distractors import typed_claims
+
+    for item in ds.items:
+        doc = ds.corpus.get(item.context_id)
+        if doc is None or not item.answerable or split_of(article_key(ds.name, doc.title)) != split:
+            continue
+        for kind, claim in typed_claims(item, doc.text, rng):
+            yield Example("verify", item.question, claim, evidence_for(claim, doc.title, doc.text, rng), 0, kind,
+                          _lang(item.question), ds.name)
+
+
 def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1) -> Iterator[Example]:
     by_title: dict[str, list[str]] = {}
     for d, doc in ds.corpus.items():
@@ -177,7 +210,7 @@ def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1
     ids = sorted(ds.corpus)
     for item in ds.items:
         doc = ds.corpus.get(item.context_id)
-        if doc is None or split_of(f"{ds.name}:{doc.title}") != split:
+        if doc is None or split_of(article_key(ds.name, doc.title)) != split:
             continue
         lang = _lang(item.question)
         yield Example("rerank", item.question, "", evidence_text(doc.title, doc.text), 1, "rerank_own", lang, ds.name)
@@ -230,10 +263,12 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
         ds = load_squad(root / name)
         if "verify" in tasks:
             out.extend(_claims(ds, split, rng))
+            out.extend(_typed(ds, split, rng))
         if "rerank" in tasks:
             out.extend(_rerank(ds, split, rng))
     if files is None or ALIGNED_EN in files:
         out.extend(_claims(_aligned_english(), split, rng, UNANSWERABLE_EN_MAX))
+        out.extend(_typed(_aligned_english(), split, rng))
     for name in ("wikiqa_train.tsv.gz", "wikiqa_dev.tsv.gz", "wikiqa_test.tsv.gz"):
         if files is None or name in files:
             out.extend(_wikiqa(root / name, split, rng))

@@ -36,6 +36,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--rerank-share", type=float, default=0.25)
     ap.add_argument("--freeze-layers", type=int, default=0, help="keep the lowest N encoder layers as e5's")
     ap.add_argument("--en-repeat", type=int, default=1, help="draw each English verify example N times as often")
+    ap.add_argument("--hard-repeat", type=int, default=1, help="draw each verify example of a binding kind (right "
+                    "and wrong bare answers, in-passage swaps, typed distractors) N times as often")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
     ap.add_argument("--save-every", type=int, default=100)
@@ -53,6 +55,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _examples(args: argparse.Namespace) -> dict[str, list[Any]]:
+    from desktop_kb.eval.faithfulness import HARD
     from training.data import build
 
     rows = build("train", seed=args.seed, files=args.files, cache=args.cache)
@@ -61,8 +64,11 @@ def _examples(args: argparse.Namespace) -> dict[str, list[Any]]:
         by_task[e.task].append(e)
     if args.limit:
         by_task = {k: v[: args.limit] for k, v in by_task.items()}
+    verify = by_task["verify"]
+    if args.hard_repeat > 1:  # what the verifier is for, and still cannot do: the binding
+        verify += [e for e in verify if e.kind in HARD or e.kind.startswith("typed_")] * (args.hard_repeat - 1)
     if args.en_repeat > 1:  # English labelled data is thin: see it more often
-        by_task["verify"] += [e for e in by_task["verify"] if e.lang == "en"] * (args.en_repeat - 1)
+        verify += [e for e in verify if e.lang == "en"] * (args.en_repeat - 1)
     return by_task
 
 
