@@ -159,3 +159,14 @@ def test_the_window_time_survives_a_proc_without_sysconf(monkeypatch):
     monkeypatch.delattr(entry.os, "sysconf", raising=False)
     ms = entry._process_uptime_ms()
     assert isinstance(ms, float) and 0 <= ms < 3_600_000
+
+
+def test_the_gui_timing_stops_a_program_that_will_not_quit_after_its_window():
+    # under Wine 8 the app faulted on its way out and Wine's debugger kept it busy for minutes
+    measure = _load(ROOT / "packaging" / "measure_startup.py", "measure_startup")
+    hangs = [sys.executable, "-c", "import time; print('desktop-kb-smoke: window shown after 12 ms', flush=True); "
+             "time.sleep(60)"]
+    line, code, seconds = measure.gui_window(hangs, {}, timeout=30, grace=0.5)
+    assert "after 12 ms" in line and code is None and seconds < 20
+    line, code, _ = measure.gui_window([sys.executable, "-c", "print('no window')"], {}, timeout=30)
+    assert line == "" and code == 0
