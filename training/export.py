@@ -82,8 +82,10 @@ def export(run: Path, dest: Path | None = None, *, int8: bool = True, calibratio
                     "storage": "int8 per row + float32 scales" if int8 else "float16 matrices"},
         "trained": {"steps": meta["step"], "examples": meta.get("examples"), "args": meta.get("args"),
                     "commit": meta.get("commit"), "device": meta.get("device"), "started": meta.get("started"),
+                    "init_from_id": meta.get("init_from_id"), "data_version": meta.get("data_version"),
                     "script": "python -m training.train (training/README.md)"},
-        "data": {"split": "train (articles whose title hash % 10 != 0); never ../shared/eval, never SciFact",
+        "data": {"split": "train (articles whose title hash % 10 != 0; an English article of the translated pair "
+                          "keyed by its Chinese title); never ../shared/eval, never SciFact",
                  "sources": SOURCES},
         "calibration": calibration or {},
         "metrics": metrics or {},

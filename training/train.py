@@ -110,6 +110,14 @@ def _commit() -> str:
         return ""
 
 
+def _manifest_id(folder: Path | None) -> str | None:
+    """The id of the weights a run starts from (export writes over that folder later)."""
+    try:
+        return json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("id") if folder else None
+    except (OSError, ValueError):
+        return None
+
+
 class Cursor:
     """Deterministic batches: each task's examples in a seeded order, epoch after epoch."""
 
@@ -167,6 +175,7 @@ def _save(path: Path, model: Any, opt: Any, step: int, cursor: Cursor, meta: dic
 def train(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
 
+    from training.data import DATA_VERSION
     from training.model import CrossEncoder, load_e5
 
     args = _args(argv)
@@ -189,7 +198,8 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
     ckpt_path = args.out / "checkpoint.pt"
     step = 0
     meta = {"args": {k: str(v) for k, v in vars(args).items()}, "commit": _commit(), "device": args.device,
-            "examples": {k: len(v) for k, v in by_task.items()}, "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "examples": {k: len(v) for k, v in by_task.items()}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "init_from_id": _manifest_id(args.init_from), "data_version": DATA_VERSION}
     if ckpt_path.is_file():
         ckpt = torch.load(ckpt_path, map_location=args.device, weights_only=False)
         model.load_state_dict(ckpt["model"], strict=False)
