@@ -191,7 +191,7 @@ def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int
 
 
 def _typed(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
-    """One typed distractor an answerable question (``training/distractors.py``), as negatives."""
+    """A typed distractor per answerable question (``training/distractors.py``), as negatives."""
     from training.distractors import typed_claims
 
     for item in ds.items:

@@ -25,18 +25,18 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from desktop_kb.eval.faithfulness import _exchange, _sentence_with
 from desktop_kb.text.tokenize import cjk_ratio
-from desktop_kb.verify.support import sentence_spans
+from training.align_en import _STOP as _ALIGN_STOP
 
 __all__ = ["candidates", "shape", "typed_claims"]
 
 _NUM = re.compile(r"\d(?:[\d,.]*\d)?")
 _NAME = re.compile(r"[A-Z][A-Za-z0-9'\-]*(?:\s+(?:of|the|de|von|and|la|du)?\s*[A-Z][A-Za-z0-9'\-]*)*")
 _ZH_TAGS = ("nr", "ns", "nt", "nz", "t")
-_STOP = {"the", "a", "an", "in", "on", "at", "it", "its", "this", "that", "these", "those", "he", "she", "they",
-         "there", "after", "before", "during", "however", "although", "while", "when", "as", "by", "for", "from",
-         "with", "since", "some", "many", "most", "all", "both", "each", "other", "unlike", "despite", "because",
-         "his", "her", "their", "if", "but", "and", "or", "not", "also", "today", "we", "i", "one", "two"}
+# words a capitalised run starts with that are no name (align_en's, and a few more)
+_STOP = _ALIGN_STOP | {"his", "her", "their", "if", "but", "and", "or", "not", "also", "today", "we", "i", "one",
+                      "two"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,22 +87,6 @@ def candidates(answer: str, kind: str, passage: str, question: str, golds: tuple
     return out
 
 
-def _sentence(text: str, at: int) -> str | None:
-    for s, e in sentence_spans(text):
-        if s <= at < e:
-            return text[s:e] if e - s >= 8 else None
-    return None
-
-
-def _exchange(sentence: str, a: str, b: str) -> str | None:
-    i, j = sentence.find(a), sentence.find(b)
-    if i < 0 or j < 0 or (i < j + len(b) and j < i + len(a)):
-        return None
-    first, second = (a, b) if i < j else (b, a)
-    lo, hi = min(i, j), max(i, j)
-    return sentence[:lo] + second + sentence[lo + len(first):hi] + first + sentence[hi + len(second):]
-
-
 def typed_claims(item: Any, passage: str, rng: random.Random) -> Iterator[tuple[str, str]]:
     """(kind, claim) negatives for an answerable ``item`` (a QAItem) over its ``passage``."""
     # the answer where it stands once in the passage (its sentence is then the answer's)
@@ -111,7 +95,7 @@ def typed_claims(item: Any, passage: str, rng: random.Random) -> Iterator[tuple[
     if not answer or not kind:
         return
     pool = candidates(answer, kind, passage, item.question, item.answers)
-    sentence = _sentence(passage, passage.find(answer))
+    sentence = _sentence_with(passage, answer)  # the answer stands once: its own sentence
     if not pool or not sentence:
         return
     near = [c for c in pool if c in sentence]
