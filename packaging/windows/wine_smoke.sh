@@ -10,9 +10,9 @@
 # status 1 if a row failed.
 #
 # TEST-ONLY shims for Wine 8's gaps (packaging/windows/wine_shims: bcryptprimitives.dll, icuuc.dll,
-# and kernelwi.dll for qdrant-edge's write-ahead log, which the *installed test copy* of
-# qdrant_edge.pyd is pointed at; wine_install.sh) go into the throwaway test prefix, never into the
-# app or the installer. Not a substitute for a real Windows run.
+# mscms.dll for a shown Qt window, and kernelwi.dll for qdrant-edge's write-ahead log, which the
+# *installed test copy* of qdrant_edge.pyd is pointed at; wine_install.sh) go into the throwaway test
+# prefix, never into the app or the installer. Not a substitute for a real Windows run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
