@@ -47,8 +47,10 @@ pipdl() { "$LPY" -m pip download -q --only-binary=:all: --platform win_amd64 --p
             --implementation cp --find-links "$CACHE/wheels" -d "$CACHE/wheels" "$@"; }
 
 step "tools (Debian packages)"
+# build-essential and python3-venv: the Linux side (.venv, its llama.cpp compiled from source)
 need=()
-for pkg in wine wine64 mingw-w64 cmake nsis fonts-wqy-microhei fonts-dejavu-core xvfb xauth osslsigncode; do
+for pkg in build-essential python3-venv wine wine64 mingw-w64 cmake nsis fonts-wqy-microhei fonts-dejavu-core \
+           xvfb xauth osslsigncode unzip; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
