@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
-from .binding import check_binding
+from .answer_type import answer_kind_mismatch
+from .binding import check_binding, echoes_question
 from .claim_terms import NOT_AFTER
 from .question import check_question
 from .support import Claim, PassageView, Similarity, TermStats, check_claim
@@ -225,13 +226,19 @@ def _check_claims(answer: str, question: str, n_pass: int, views: dict[int, Pass
 
 def _form_errors(answer: str, question: str, marks: Sequence[re.Match[str]], n_pass: int,
                  refusal: bool) -> list[str]:
-    """What is wrong with the answer's form: only marks, our own prompt echoed, no citation, the
-    other language."""
+    """What is wrong with the answer's form: only marks, our own prompt echoed, only the
+    question's words, not the kind of answer asked for, no citation, the other language."""
     errors = []
     if marks and not _WORD.search(_MARK.sub("", answer)):
         errors.append(NO_CONTENT)
     if echoes_prompt(answer):
         errors.append(ECHO)
+    elif marks and not refusal and question:
+        said = _MARK.sub("", answer)
+        if echoes_question(said, question):
+            errors.append(REPEATS_QUESTION)
+        elif kind := answer_kind_mismatch(question, said):
+            errors.append(OTHER_KIND.format(kind=kind))
     if n_pass and not marks and not refusal and answer.strip():
         errors.append(NO_CITATION)
     if question and wrong_language(answer, question):
@@ -254,6 +261,10 @@ UNCITED = "Uncited claim: "
 NO_CONTENT = "The answer is only citation marks: answer the question in words and cite it with [n]."
 NO_CITATION = "The answer cites no passage: mark each key fact with [n]."
 ECHO = "The answer repeats these instructions instead of answering: answer the question itself."
+REPEATS_QUESTION = ("The answer only repeats words of the question: give what the passages say is the answer "
+                    "to it, and cite that.")
+OTHER_KIND = ("The question asks for {kind}, and the answer is not one: give what the passages say is the answer "
+              "to this question, and cite it.")
 WRONG_LANGUAGE = "The answer is not in the question's language: write it in the language of the question."
 # Our own prompt texts: an answer that repeats them is no answer.
 _PROMPT_ECHOES = (

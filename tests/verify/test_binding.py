@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from desktop_kb.text.term_stats import TermStats
 from desktop_kb.types import Chunk, Hit
-from desktop_kb.verify.binding import answer_elsewhere, moved_span
+from desktop_kb.verify.binding import answer_elsewhere, echoes_question, moved_span
 from desktop_kb.verify.citations import validate
 
 TEXT = ("The contract was drafted in March by the legal team. It was signed by Ms. Lin and approved by "
@@ -53,3 +53,38 @@ def test_validate_refuses_a_wrong_binding_and_says_what_the_passage_says():
     short = validate("The legal team [1].", [hit], "When did the board meet to discuss the budget?",
                      stats=TermStats.from_texts([TEXT, "Hotels are reimbursed.", "The canteen opens at noon."]))
     assert not short.valid and "does not give this as the answer" in short.errors[0]
+
+
+HORMONES = ["By contrast, male sex hormones such as testosterone seem to be immunosuppressive.",
+            "Female sex hormones such as estradiol are immunostimulators."]
+
+
+def test_the_questions_subject_put_in_place_of_the_answer_is_a_moved_span():
+    q = "What is the effect of testosterone on the male immune system?"
+    assert moved_span("By contrast, male sex hormones such as testosterone seem to be testosterone", HORMONES, q) == (
+        "immunosuppressive", "testosterone")
+    # named where the sentence refers to it, once, it is not
+    assert moved_span("By contrast, testosterone and its kind seem to be immunosuppressive", HORMONES, q) is None
+
+
+def test_an_answer_of_the_questions_own_words_answers_nothing():
+    q = "What is the effect of testosterone on the male immune system?"
+    assert echoes_question("testosterone", q)
+    assert echoes_question("It has an effect on the male immune system.", q)
+    assert not echoes_question("It is immunosuppressive.", q)
+    assert echoes_question("脱发", "男性的脱发问题可以由什么药物处理？")
+    assert not echoes_question("非那雄胺", "男性的脱发问题可以由什么药物处理？")
+    # a yes/no question's answer, and a choice the question offers, may repeat it
+    assert not echoes_question("The tower is in Paris.", "Is the tower in Paris?")
+    assert not echoes_question("Tesla", "Who invented AC, Tesla or Edison?")
+    # nor another form of a name it gives
+    assert not echoes_question("现代货箱码头", "现代货箱码头有限公司的简称是什么？")
+
+
+def test_validate_refuses_an_answer_that_repeats_the_question():
+    hit = Hit(Chunk("h1", "d2", "/docs/immune.md", 0, " ".join(HORMONES), ("Immune system",), 0, 140), "kb", 1.0)
+    v = validate("Testosterone [1].", [hit], "What is the effect of testosterone on the male immune system?")
+    assert not v.valid and any("only repeats words of the question" in e for e in v.errors)
+    ok = validate("Testosterone seems to be immunosuppressive [1].", [hit],
+                  "What is the effect of testosterone on the male immune system?")
+    assert ok.valid, ok.errors
