@@ -79,11 +79,14 @@ def test_the_spec_takes_the_runtime_dlls_and_fonts_the_linux_cross_build_passes(
 
 
 def test_the_shell_scripts_parse_and_build_sh_explains_itself():
-    for script in ("build.sh", "wine_smoke.sh", "wine_install.sh", "wine_startup.sh", "wine_shims/install.sh"):
+    for script in ("build.sh", "build_clean.sh", "wine_smoke.sh", "wine_install.sh", "wine_startup.sh",
+                   "wine_shims/install.sh"):
         res = subprocess.run(["bash", "-n", str(WIN / script)], capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
     res = subprocess.run(["bash", str(WIN / "build.sh"), "--help"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and "ON LINUX" in res.stdout and "wine" in res.stdout.lower()
+    res = subprocess.run(["bash", str(WIN / "build_clean.sh"), "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "debootstrap" in res.stdout and "wine_smoke.sh" in res.stdout
 
 
 def test_pack_wheel_writes_a_wheel_pip_accepts(tmp_path):
