@@ -4,9 +4,8 @@ A question asks for a person, a place or a reason ("Who …", "Where …", "Why 
 原因) or for a figure ("How many …", "In what year …", 多少, 几个, 哪一年). A bare figure ("1889年",
 "约2.8公里", "17") or only the titles of works (《劝导》) do not answer the first kind, and an answer
 without any figure does not answer the second: the answer to another question about the same
-passage, given to this one. Only
-these plain cases are read; "What …" questions, durations and "how much" (answered in words as
-often as in figures) are left to the meaning check.
+passage, given to this one. Only these plain cases are read; "What …" questions, durations and
+"how much" (answered in words as often as in figures) are left to the meaning check.
 """
 
 from __future__ import annotations
@@ -29,6 +28,10 @@ _ZH_FIGURE = re.compile(r"多少|几[个年次人岁位名种家条项届倍]|�
 _FIGURE_WORDS = re.compile(
     r"\b(?:one|once|zero|none|no|several|few|many|dozens?|hundreds|thousands|millions|billions|half|"
     r"first|second|third|both|all|most)\b|\d|[零〇一二两三四五六七八九十百千万亿半]|若干|数", re.I)
+# words that only qualify a figure ("about 300", "约2.8公里")
+_APPROX = frozenset(tokenize("约 大约 近 逾 超过 将近 左右 多 余 about around approximately roughly nearly over almost "
+                             "some more than less under"))
+_TITLE = re.compile(r"《[^《》]{1,60}》")
 
 
 def _asks(question: str) -> str:
@@ -53,11 +56,6 @@ def _only_figures(answer: str) -> bool:
         rest = rest[:q.start] + " " + rest[q.end:]
     return not (set(tokenize(rest)) - FILLER - _APPROX)
 
-
-# words that only qualify a figure ("about 300", "约2.8公里")
-_APPROX = frozenset(tokenize("约 大约 近 逾 超过 将近 左右 多 余 about around approximately roughly nearly over almost "
-                             "some more than less under"))
-_TITLE = re.compile(r"《[^《》]{1,60}》")
 
 
 def _only_titles(answer: str) -> bool:

@@ -35,8 +35,10 @@ _UNIT = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+|[\u3400-\u9fff]")
 MAX_SPAN = 8  # units of a replaced span (words; Chinese characters count as units too)
 MIN_ALIGNED = 0.6  # share of the claim's units the sentence must match for a span to count as moved
 # a question that asks for something (not yes/no), and one that offers the answers to choose from
-_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪|谁|几|多少|怎么|怎样|如何|为什么|何", re.I)
-_CHOICE = re.compile(r"\b(?:or|whether|either)\b|还是|或者|或是|或|是否", re.I)
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪|谁|几|多少|怎么|怎样|如何|为什么|为何|"
+                 r"何时|何地|何处|何人|何种|何年|有何", re.I)
+# … or a yes/no question whatever words it holds (任何员工都可以申请吗？), or offers its answers to choose from
+_CHOICE = re.compile(r"\b(?:or|whether|either)\b|还是|或者|或是|或|是否|[吗嘛][？?]?\s*$", re.I)
 # a question that asks for another form of a name it gives (简称 "现代货箱码头" of 现代货箱码头有限公司)
 _NAMING = re.compile(r"简称|全称|别称|别名|又称|又名|缩写|称为|称作|叫作|叫做|名称|名字|abbreviat|acronym|short for|"
                      r"stands? for|full name|nickname|also (?:called|known)|called|named", re.I)

@@ -76,6 +76,7 @@ def test_an_answer_of_the_questions_own_words_answers_nothing():
     assert not echoes_question("非那雄胺", "男性的脱发问题可以由什么药物处理？")
     # a yes/no question's answer, and a choice the question offers, may repeat it
     assert not echoes_question("The tower is in Paris.", "Is the tower in Paris?")
+    assert not echoes_question("任何员工都可以申请年假。", "任何员工都可以申请年假吗？")
     assert not echoes_question("Tesla", "Who invented AC, Tesla or Edison?")
     # nor another form of a name it gives
     assert not echoes_question("现代货箱码头", "现代货箱码头有限公司的简称是什么？")
