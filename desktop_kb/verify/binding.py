@@ -8,11 +8,7 @@ Errors a small model makes with the passage's own words, seen without an LLM:
   with its sentence shows a replaced span whose passage side the claim dropped;
 * **an answer from another sentence** (Latin-script passages): a short answer ("Ms. Lin [1].") whose words stand only
   in sentences that share little of what the question asks, while another sentence of the same
-  passage shares much more (the answer to another question about the passage);
-* **an answer that repeats the question** (:func:`echoes_question`, asked of the whole answer by
-  :func:`~desktop_kb.verify.citations.validate`): every word it says stands in a wh-question that
-  offers no choice ("What is the effect of testosterone on the immune system?" — "testosterone";
-  "男性的脱发问题可以由什么药物处理？" — "脱发"): it names what is asked about, not what is asked.
+  passage shares much more (the answer to another question about the passage).
 
 What these cannot see (roles inside one sentence, "approved by Ms. Lin" over "signed by Ms. Lin
 and approved by Mr. Park") is left to the judge (:mod:`.judge`), which weighs the answer
@@ -29,19 +25,11 @@ from ..text.term_stats import TermStats, idf
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from .claim_terms import FILLER, QUESTION_WORDS
 
-__all__ = ["answer_elsewhere", "check_binding", "echoes_question", "moved_span"]
+__all__ = ["answer_elsewhere", "check_binding", "moved_span"]
 
 _UNIT = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+|[\u3400-\u9fff]")
 MAX_SPAN = 8  # units of a replaced span (words; Chinese characters count as units too)
 MIN_ALIGNED = 0.6  # share of the claim's units the sentence must match for a span to count as moved
-# a question that asks for something (not yes/no), and one that offers the answers to choose from
-_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪|谁|几|多少|怎么|怎样|如何|为什么|为何|"
-                 r"何时|何地|何处|何人|何种|何年|有何", re.I)
-# … or a yes/no question whatever words it holds (任何员工都可以申请吗？), or offers its answers to choose from
-_CHOICE = re.compile(r"\b(?:or|whether|either)\b|还是|或者|或是|或|是否|[吗嘛][？?]?\s*$", re.I)
-# a question that asks for another form of a name it gives (简称 "现代货箱码头" of 现代货箱码头有限公司)
-_NAMING = re.compile(r"简称|全称|别称|别名|又称|又名|缩写|称为|称作|叫作|叫做|名称|名字|abbreviat|acronym|short for|"
-                     r"stands? for|full name|nickname|also (?:called|known)|called|named", re.I)
 
 
 def _units(text: str) -> list[str]:
@@ -125,17 +113,6 @@ def moved_span(claim: str, sentences: Sequence[str], question: str = "") -> tupl
         if holders and (max(holders) < 0.8 * matched or _contains(u, put)):
             return shown(sentences[at], u_at, j1, j2), shown(claim, c_at, i1, i2)
     return None
-
-
-def echoes_question(claim: str, question: str) -> bool:
-    """Every word the claim says is a word of the question, a wh-question that offers no choice:
-    the claim repeats what is asked about and answers nothing. (A yes/no question's answer may
-    repeat it: "Is the tower in Paris?" — "The tower is in Paris."; so may another form of a
-    name the question gives: "现代货箱码头有限公司的简称是什么？" — "现代货箱码头".)"""
-    if not _WH.search(question) or _CHOICE.search(question) or _NAMING.search(question):
-        return False
-    said = set(tokenize(claim)) - FILLER
-    return bool(said) and said <= set(tokenize(question))
 
 
 def _weights(tokens: set[str], stats: TermStats | None) -> dict[str, float]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from ..text.tokenize import cjk_ratio, tokenize
 from ..types import Citation, Hit
-from .answer_type import answer_kind_mismatch
-from .binding import check_binding, echoes_question
+from .answer_type import answer_kind_mismatch, echoes_question
+from .binding import check_binding
 from .claim_terms import NOT_AFTER
 from .question import check_question
 from .support import Claim, PassageView, Similarity, TermStats, check_claim

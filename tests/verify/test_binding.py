@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from desktop_kb.text.term_stats import TermStats
 from desktop_kb.types import Chunk, Hit
-from desktop_kb.verify.binding import answer_elsewhere, echoes_question, moved_span
+from desktop_kb.verify.answer_type import echoes_question
+from desktop_kb.verify.binding import answer_elsewhere, moved_span
 from desktop_kb.verify.citations import validate
 
 TEXT = ("The contract was drafted in March by the legal team. It was signed by Ms. Lin and approved by "
