@@ -145,10 +145,12 @@ def heldout(score: Scorer, limit: int = 0) -> dict[str, Any]:
     return out
 
 
-def report_claims(lang: str, per_kind: int = 40) -> list[tuple[str, str, str, str]]:
+def report_claims(lang: str, per_kind: int = 40, which: str = "report",
+                  totals: dict[str, int] | None = None) -> list[tuple[str, str, str, str]]:
     """(kind, question, claim, evidence) of the report half's claims that pass the word checks,
     of the first ``per_kind`` claims a kind (the ``faithfulness_set.py --write --per-kind 40``
-    files that ``eval claims`` reads)."""
+    files that ``eval claims`` reads); ``which="calibrate"``: the other half's. ``totals``, when
+    given, is filled with each kind's count before the word checks."""
     _benchmarks_importable()
     from faithfulness_set import SHARED, half
 
@@ -164,11 +166,13 @@ def report_claims(lang: str, per_kind: int = 40) -> list[tuple[str, str, str, st
     out = []
     taken: dict[str, int] = {}
     for c in build_claims(ds):
-        if c.item_id in held or half(c.item_id) != "report":
+        if c.item_id in held or half(c.item_id) != which:
             continue
         taken[c.kind] = taken.get(c.kind, 0) + 1
         if taken[c.kind] > per_kind or c.kind not in (*RIGHT, *BOUND, *OFF):
             continue
+        if totals is not None:
+            totals[c.kind] = totals.get(c.kind, 0) + 1
         v = validate(c.answer, list(c.passages), c.question, stats=stats)
         if not v.valid or not v.citations:
             continue

@@ -80,6 +80,45 @@ def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_pat
     assert np.abs(got - want).max() < 0.05, (got, want)  # float16-stored weights, float32 graph
 
 
+@pytest.mark.slow
+def test_a_20_step_reader_run_resumes_and_reads_spans(tmp_path, monkeypatch):
+    """training/reader.py (the span-head experiment of #41) runs offline on a tiny slice."""
+    from training.reader import ReaderScorer, main
+
+    data = tmp_path / "train-data"
+    data.mkdir()
+    _tiny_squad(data / "cmrc2018_trial.json")
+    monkeypatch.setenv("DKB_TRAIN_DATA", str(data))
+    run = tmp_path / "reader"
+    args = ["train", "--out", str(run), "--steps", "20", "--batch", "4", "--max-tokens", "64", "--warmup", "2",
+            "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--save-every", "10"]
+    assert main(args) == 0
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [10, 20] and all(np.isfinite(r["loss"]) for r in log)
+    assert main(args) == 0  # resuming a finished run does no step more
+    assert len((run / "log.jsonl").read_text().splitlines()) == 2
+    null, spans = ReaderScorer(run).spans("谁负责记录？", "(会议) 会议由王经理主持，李秘书负责记录。", top=5)
+    assert 0 <= null <= 1 and len(spans) == 5 and null + sum(p for p, _ in spans) <= 1 + 1e-6
+    assert all(piece for _, piece in spans)
+
+
+def test_the_reader_finds_its_answer_tokens_and_scores_what_a_claim_says(tmp_path):
+    from training.reader import claim_mass, encode
+    from training.train import tokenizer_for
+
+    tok = tokenizer_for(tmp_path / "tok")
+    for question, text, answer in [("谁负责记录？", "(会议) 会议由王经理主持，李秘书负责记录。", "李秘书"),
+                                   ("When did it open?", "(Bridge) The bridge opened to traffic in 1937.", "1937")]:
+        enc = encode(tok, question, text, answer)
+        s, e = enc.target
+        assert s >= enc.start and answer in "".join(enc.pieces[s - enc.start:e - enc.start + 1])
+    assert encode(tok, "谁负责记录？", "(会议) 会议由王经理主持。", "李秘书").target == (0, 0)  # not there: <s>
+    spans = [(0.6, "▁1937."), (0.3, "▁in▁1937"), (0.1, "▁1933")]
+    assert claim_mass("The bridge opened in 1937.", spans) == pytest.approx(0.9)
+    assert claim_mass("1937", spans) == pytest.approx(0.6 + 0.3 * 4 / 6)  # a shorter claim inside a span: its share
+    assert claim_mass("It opened in 1936.", spans) == 0
+
+
 def test_damaged_weights_give_a_clear_message_and_the_old_path(tmp_path, monkeypatch, capsys):
     from desktop_kb.cli.commands import _install_cross_encoder
     from desktop_kb.library import factory
@@ -177,3 +216,19 @@ def test_the_app_never_imports_the_training_code():
                  if any(line.lstrip().startswith(("import training", "from training"))
                         for line in p.read_text(encoding="utf-8").splitlines())]
     assert offenders == []
+
+
+def test_the_reader_report_counts_the_word_checks_refusals_and_draws_thresholds_from_held_out_claims():
+    from training.reader_report import choose, replay
+
+    held = [{"kind": k, "lang": lang, "mass": m, "verifier": v}
+            for lang in ("en", "zh") for k, m, v in
+            [*[("verbatim", 0.9, 2.0)] * 50, *[("short_right", 0.6, 1.0)] * 50, *[("short_wrong", 0.01, 1.0)] * 50]]
+    w, cuts = choose(held)
+    assert cuts["en"][0] <= cuts["en"][1]  # refuse below <= supported from
+    part = {"totals": {"short_right": 4, "short_wrong": 4},  # one of each the word checks refused
+            "records": [{"kind": "short_right", "mass": 0.6, "verifier": 1.0}] * 3
+                       + [{"kind": "short_wrong", "mass": 0.01, "verifier": 1.0}] * 3}
+    got = replay(part, w, cuts["en"])["kinds"]
+    assert got["short_right"] == {"claims": 4, "refused": 0.25, "supported": 0.75}
+    assert got["short_wrong"]["refused"] == 1.0
