@@ -211,7 +211,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         ckpt = torch.load(ckpt_path, map_location=args.device, weights_only=False)
         model.load_state_dict(ckpt["model"], strict=False)
         opt.load_state_dict(ckpt["opt"])
-        step, meta = int(ckpt["step"]), {**ckpt["meta"], "resumed_at": ckpt["step"]}
+        step = int(ckpt["step"])
+        meta = {**ckpt["meta"], "resumed_at": step, "resumed_with": {k: str(v) for k, v in vars(args).items()}}
         cursor.load(ckpt["cursor"])
     log = (args.out / "log.jsonl").open("a", encoding="utf-8")
     model.train()
