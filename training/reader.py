@@ -192,7 +192,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
-    from training.train import Cursor, _commit, _lr, _save, tokenizer_for
+    from training.train import Cursor, _commit, fit, resume, tokenizer_for
 
     args.out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
@@ -207,39 +207,18 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     cursor = Cursor({"verify": rows, "rerank": []}, args.seed, 0.0)
     step, meta = 0, {"args": {k: str(v) for k, v in vars(args).items()}, "commit": _commit(),
                      "examples": len(rows), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-    if ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location=args.device, weights_only=False)
-        model.load_state_dict(ckpt["model"], strict=False)
-        opt.load_state_dict(ckpt["opt"])
-        step = int(ckpt["step"])
-        meta = {**ckpt["meta"], "resumed_at": step, "resumed_with": {k: str(v) for k, v in vars(args).items()}}
-        cursor.load(ckpt["cursor"])
-    log = (args.out / "log.jsonl").open("a", encoding="utf-8")
-    model.train()
-    started, losses = time.perf_counter(), []
-    while step < args.steps:
-        enc = [encode(tok, r.question, r.text, r.answer, args.max_tokens) for r in cursor.next(args.batch)]
+    saved = resume(ckpt_path, model, opt, cursor, args.device, "reader")
+    if saved is not None:
+        step, meta = saved[0], {**saved[1], "resumed_at": saved[0], "resumed_with": meta["args"]}
+
+    def loss_of(batch: list[ReaderExample]) -> Any:
+        enc = [encode(tok, r.question, r.text, r.answer, args.max_tokens) for r in batch]
         ids, mask, allowed = _tensors(enc, tok.pad, args.device)
-        for group in opt.param_groups:
-            group["lr"] = _lr(step, args)
         start, end = model.spans(ids, mask, allowed)
         gold = torch.tensor([e.target for e in enc], device=args.device)
-        loss = (F.cross_entropy(start, gold[:, 0]) + F.cross_entropy(end, gold[:, 1])) / 2
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.trainable(), 1.0)
-        opt.step()
-        step += 1
-        losses.append(loss.item())
-        if step % 10 == 0 or step == args.steps:
-            rec = {"step": step, "loss": round(sum(losses) / len(losses), 4),
-                   "s_per_step": round((time.perf_counter() - started) / len(losses), 2)}
-            log.write(json.dumps(rec) + "\n")
-            log.flush()
-            print(f"[reader] {rec}", file=sys.stderr)
-            started, losses = time.perf_counter(), []
-        if step % args.save_every == 0 or step == args.steps:
-            _save(ckpt_path, model, opt, step, cursor, meta)
+        return (F.cross_entropy(start, gold[:, 0]) + F.cross_entropy(end, gold[:, 1])) / 2
+
+    step = fit(args, model, opt, cursor, step, meta, loss_of, log_every=10, tag="reader")
     return {"out": str(args.out), "step": step, "meta": meta}
 
 

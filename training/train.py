@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -195,42 +196,69 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
     meta = {"args": {k: str(v) for k, v in vars(args).items()}, "commit": _commit(), "device": args.device,
             "examples": {k: len(v) for k, v in by_task.items()}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
             "init_from_id": init_id, "data_version": DATA_VERSION}
-    if ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location=args.device, weights_only=False)
-        model.load_state_dict(ckpt["model"], strict=False)
-        opt.load_state_dict(ckpt["opt"])
-        step, meta = int(ckpt["step"]), {**ckpt["meta"], "resumed_at": ckpt["step"]}
-        cursor.load(ckpt["cursor"])
-        print(f"[train] resumed at step {step}", file=sys.stderr)
+    saved = resume(ckpt_path, model, opt, cursor, args.device, "train")
+    if saved is not None:
+        step, meta = saved[0], {**saved[1], "resumed_at": saved[0]}
+
+    def loss_of(batch: list[Any]) -> Any:
+        ids, mask, heads, labels = batch_tensors(tok, batch, args.max_tokens, args.device)
+        with torch.autocast(device_type=args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.bf16):
+            logits = model(ids, mask)
+        picked = logits.float().gather(1, heads[:, None])[:, 0]
+        return torch.nn.functional.binary_cross_entropy_with_logits(picked, labels)
+
+    step = fit(args, model, opt, cursor, step, meta, loss_of, log_every=args.log_every, tag="train")
+    return {"out": str(args.out), "step": step, "meta": meta}
+
+
+def resume(path: Path, model: Any, opt: Any, cursor: Cursor, device: str, tag: str) -> tuple[int, dict[str, Any]] | None:
+    """The weights, optimiser and data cursor of ``path`` loaded into these; (step, the run's
+    meta as saved), or None where there is no checkpoint yet."""
+    import torch
+
+    if not path.is_file():
+        return None
+    ckpt = torch.load(path, map_location=device, weights_only=False)
+    model.load_state_dict(ckpt["model"], strict=False)
+    opt.load_state_dict(ckpt["opt"])
+    cursor.load(ckpt["cursor"])
+    print(f"[{tag}] resumed at step {int(ckpt['step'])}", file=sys.stderr)
+    return int(ckpt["step"]), dict(ckpt["meta"])
+
+
+def fit(args: argparse.Namespace, model: Any, opt: Any, cursor: Cursor, step: int, meta: dict[str, Any],
+        loss_of: Callable[[list[Any]], Any], *, log_every: int, tag: str) -> int:
+    """Steps from ``step`` to ``args.steps``: a batch of ``args.batch`` from the cursor, the linear
+    schedule, gradients clipped to 1; a log line every ``log_every`` steps (``args.out/log.jsonl``
+    and stderr), a checkpoint every ``args.save_every`` and at the end. Returns the last step."""
+    import torch
+
     log = (args.out / "log.jsonl").open("a", encoding="utf-8")
     model.train()
     losses: list[float] = []
     started = time.perf_counter()
     while step < args.steps:
-        ids, mask, heads, labels = batch_tensors(tok, cursor.next(args.batch), args.max_tokens, args.device)
+        batch = cursor.next(args.batch)
         for group in opt.param_groups:
             group["lr"] = _lr(step, args)
-        with torch.autocast(device_type=args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.bf16):
-            logits = model(ids, mask)
-        picked = logits.float().gather(1, heads[:, None])[:, 0]
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(picked, labels)
+        loss = loss_of(batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.trainable(), 1.0)
         opt.step()
         step += 1
         losses.append(loss.item())
-        if step % args.log_every == 0 or step == args.steps:
+        if step % log_every == 0 or step == args.steps:
             rec = {"step": step, "loss": round(sum(losses) / len(losses), 4), "lr": _lr(step - 1, args),
                    "s_per_step": round((time.perf_counter() - started) / len(losses), 3)}
             log.write(json.dumps(rec) + "\n")
             log.flush()
-            print(f"[train] {rec}", file=sys.stderr)
+            print(f"[{tag}] {rec}", file=sys.stderr)
             losses, started = [], time.perf_counter()
         if step % args.save_every == 0 or step == args.steps:
-            _save(ckpt_path, model, opt, step, cursor, meta)
+            _save(args.out / "checkpoint.pt", model, opt, step, cursor, meta)
     log.close()
-    return {"out": str(args.out), "step": step, "meta": meta}
+    return step
 
 
 if __name__ == "__main__":
