@@ -42,18 +42,24 @@ def _tiny_squad(path: Path) -> None:
     path.write_text(json.dumps({"version": "test", "data": data}, ensure_ascii=False), encoding="utf-8")
 
 
+@pytest.fixture
+def tiny_train_data(tmp_path, monkeypatch):
+    """``DKB_TRAIN_DATA`` pointing at a folder holding only :func:`_tiny_squad`'s file."""
+    data = tmp_path / "train-data"
+    data.mkdir()
+    _tiny_squad(data / "cmrc2018_trial.json")
+    monkeypatch.setenv("DKB_TRAIN_DATA", str(data))
+    return data
+
+
 @pytest.mark.slow
-def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_path, monkeypatch):
+def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_path, tiny_train_data):
     import torch
 
     from desktop_kb.backends.cross_encoder_e5 import E5CrossEncoder, encode_pairs, rerank_pair, verify_pair
     from training.export import export, load_run
     from training.train import tokenizer_for, train
 
-    data = tmp_path / "train-data"
-    data.mkdir()
-    _tiny_squad(data / "cmrc2018_trial.json")
-    monkeypatch.setenv("DKB_TRAIN_DATA", str(data))
     run = tmp_path / "run"
     result = train(["--out", str(run), "--steps", "20", "--batch", "4", "--max-tokens", "64", "--threads", "2",
                     "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--save-every", "10",
@@ -81,14 +87,10 @@ def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_20_step_reader_run_resumes_and_reads_spans(tmp_path, monkeypatch):
+def test_a_20_step_reader_run_resumes_and_reads_spans(tmp_path, tiny_train_data):
     """training/reader.py (the span-head experiment of #41) runs offline on a tiny slice."""
     from training.reader import ReaderScorer, main
 
-    data = tmp_path / "train-data"
-    data.mkdir()
-    _tiny_squad(data / "cmrc2018_trial.json")
-    monkeypatch.setenv("DKB_TRAIN_DATA", str(data))
     run = tmp_path / "reader"
     args = ["train", "--out", str(run), "--steps", "20", "--batch", "4", "--max-tokens", "64", "--warmup", "2",
             "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--save-every", "10"]
