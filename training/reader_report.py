@@ -26,6 +26,8 @@ from training.evaluate import BOUND, OFF, RIGHT, auc
 
 WEIGHTS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 KEEP, SUPPORT = 0.97, 0.90
+SHIPPED = (0.2, 0.5)  # the probabilities the app's thresholds read; fuse() maps each language's cuts onto them
+MIN_RIGHT = 100  # held-out right claims a language needs for its cut points (the 3rd percentile of fewer is one claim)
 
 
 def _logit(p: float) -> float:
@@ -104,12 +106,33 @@ def report(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def calibration(result: dict[str, Any]) -> dict[str, Any]:
+    """What the reader's manifest records for the app (``training.export --reader --calibration``):
+    ``w`` and each language's held-out cut points, which
+    :func:`desktop_kb.backends.reader_e5.fuse` maps onto the shipped thresholds."""
+    held = result["heldout_claims"]
+    w, cuts = choose(held)
+    right = {lang: sum(r["lang"] == lang and r["kind"] in RIGHT for r in held) for lang in cuts}
+    return {"fused": {"w": w, "refuse_below": SHIPPED[0], "support_from": SHIPPED[1],
+                      "by_lang": {lang: [round(a, 4), round(b, 4)] for lang, (a, b) in cuts.items()
+                                  if right[lang] >= MIN_RIGHT},
+                      "rule": f"{KEEP:.0%} of held-out right claims stand, {SUPPORT:.0%} supported, per language; "
+                              f"a language with fewer than {MIN_RIGHT} held-out right claims is read by the "
+                              "verifier alone at its own thresholds",
+                      "heldout_right_claims": right,
+                      "heldout_claims": {lang: sum(r["lang"] == lang for r in held) for lang in cuts}}}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("result", type=Path, help="training.reader evaluate --json output")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--calibration", type=Path, help="also write the manifest's calibration here")
     args = ap.parse_args(argv)
-    out = report(json.loads(args.result.read_text(encoding="utf-8")))
+    result = json.loads(args.result.read_text(encoding="utf-8"))
+    if args.calibration:
+        args.calibration.write_text(json.dumps(calibration(result), indent=2) + "\n", encoding="utf-8")
+    out = report(result)
     if args.json:
         sys.stdout.write(json.dumps(out) + "\n")
         return 0

@@ -80,6 +80,13 @@ class E5Tokenizer:
             t = " " + t
         return t.replace(" ", _META)
 
+    def encode_offsets(self, text: str) -> tuple[str, list[int], list[tuple[int, int]]]:
+        """(the prepared text, its content ids, each id's (start, end) in the prepared text): where
+        a reader's tokens stand (one ``<unk>`` per unknown run here, as the reader was trained)."""
+        prepared = self.prepare(text)
+        enc = self._tok.encode(prepared, add_special_tokens=False)
+        return prepared, list(enc.ids), [tuple(o) for o in enc.offsets]
+
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         prepared = [self.prepare(t) for t in texts]
         out: list[list[int]] = []

@@ -239,6 +239,7 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
         else:
             _install_e5_onnx(settings)
             _install_cross_encoder(settings)
+            _install_reader(settings)
             for path in install.install_shipped(settings):
                 print(f"ready: {path}")
         print("Models installed. Run `desktop-kb models status` to check them.")
@@ -273,6 +274,13 @@ def _install_cross_encoder(settings: Settings) -> None:
     from ..models.cross_encoder import install_cross_encoder
 
     _install_optional(settings, "The cross-encoder", install_cross_encoder)
+
+
+def _install_reader(settings: Settings) -> None:
+    """desktop-kb's own reader from the shipped weights; without it the verifier reads alone."""
+    from ..models.reader import install_reader
+
+    _install_optional(settings, "The reader", install_reader)
 
 
 def build_parser() -> argparse.ArgumentParser:

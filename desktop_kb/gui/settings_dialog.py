@@ -48,7 +48,7 @@ def check_models(settings: Settings, ctx: TaskContext | None = None) -> list[tup
     for st in model_status(settings, check_load=True):
         if st.loadable is True:
             mark = "ok"
-        elif st.loadable is False or (not st.installed and st.role not in ("reranker", "verifier")):
+        elif st.loadable is False or (not st.installed and st.role not in ("reranker", "verifier", "reader")):
             mark = "failed"
         else:
             mark = "off"  # reranker or verifier turned off or not installed: answers still work
@@ -280,7 +280,7 @@ class SettingsDialog(QDialog):
 
     def _on_checked(self, results: Any) -> None:
         self.check_results = list(results)
-        names = {"embedder": tr("Embedder"), "reranker": tr("Reranker"), "verifier": tr("Verifier"), "llm": tr("LLM"),
+        names = {"embedder": tr("Embedder"), "reranker": tr("Reranker"), "verifier": tr("Verifier"), "reader": tr("Reader"), "llm": tr("LLM"),
                  "small_llm": tr("Small LLM")}
         marks = {"ok": "✔", "failed": "✘", "off": "–"}
         self.check_label.setText("\n".join(

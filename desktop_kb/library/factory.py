@@ -174,8 +174,24 @@ def _cross_encoder(settings: Settings, role: str) -> E5CrossEncoder | None:
 
 
 def build_verifier(settings: Settings) -> Verifier | None:
-    """The trained verifier (the cross-encoder's verify head), or None when it is not built."""
-    return _cross_encoder(settings, "verifier")
+    """The trained verifier: the cross-encoder's verify head, read together with the reader where
+    it is built and ``query.verifier_reader`` is on (:class:`~desktop_kb.backends.reader_e5.ReadingVerifier`);
+    None when the cross-encoder is not built. A missing or damaged reader leaves the verify head
+    alone, with a warning."""
+    verifier = _cross_encoder(settings, "verifier")
+    if verifier is None or not settings.query.verifier_reader:
+        return verifier
+    from ..models.reader import reader_dir, verify_reader
+
+    folder = reader_dir(settings)
+    try:
+        verify_reader(folder)
+        from ..backends.reader_e5 import E5Reader, ReadingVerifier
+
+        return ReadingVerifier(verifier, E5Reader(folder, threads=settings.models.threads))
+    except ModelError as exc:
+        log.warning("the reader is not used (the verifier reads alone): %s", exc)
+        return verifier
 
 
 # -- generators ------------------------------------------------------------------------------------

