@@ -146,6 +146,9 @@ class QuerySettings:
     # with it, the reader (desktop-kb's own span model) where it is built: the verify head's
     # logit and the reader's answer mass fused (backends/reader_e5.py; docs/meaning-check.md)
     verifier_reader: bool = True
+    # with it, the LLM judge decides an answer of which the verifier finds a sentence uncertain
+    # (docs/meaning-check.md, session 22)
+    verifier_judge_uncertain: bool = False
     verifier_refuse_below: float = -1.0
     verifier_support_from: float = -1.0
 

@@ -311,7 +311,7 @@ def cmd_claims(args: argparse.Namespace, settings: Settings) -> int:
         raise ModelNotInstalled("The trained verifier is not installed.", "Run `desktop-kb models install`.")
     q = dataclasses.replace(q, verifier=verifier is not None)
     options = dataclasses.replace(CheckOptions.of(q, calibrated_thresholds=Thresholds.of_model(verifier)),
-                                  judge=q.judge and not args.no_judge and verifier is None)
+                                  judge=q.judge and not args.no_judge and (verifier is None or q.verifier_judge_uncertain))
     embedder = build_embedder(settings)
     scorer = None
     if options.judge:

@@ -137,8 +137,9 @@ def run_claims(records: Sequence[ClaimRecord], *, options: Any, scorer: YesNoSco
         times.append((time.perf_counter() - t0) * 1000)
         if "judge" in timings:
             judge_ms.append(timings["judge"])
-        by = None if checked.accepted else (("verifier" if checked.verdicts else "judge") if checked.withheld is not None
-                                            else "words")
+        by = None if checked.accepted else ("words" if checked.withheld is None else
+                                            "judge" if checked.judge_score is not None or not checked.verdicts
+                                            else "verifier")
         rec: dict[str, Any] = {"id": r.id, "kind": r.kind, "accepted": checked.accepted, "rejected_by": by,
                                "reasons": list(checked.problems if not checked.accepted else ()),
                                "notes": list(checked.problems if checked.accepted else ()),

@@ -71,6 +71,7 @@ class CheckOptions:
     dense_reference: float = 0.0
     verify: bool = False  # the trained verifier decides meaning (when one is given), not the judge
     thresholds: Thresholds = field(default_factory=Thresholds)  # its verdicts' thresholds
+    judge_uncertain: bool = False  # with the verifier: the judge decides an answer it is unsure of
 
     def threshold_for(self, question: str, *, weak_retrieval: bool = False, missing_terms: int = 0,
                       best_dense: float | None = None) -> float:
@@ -95,7 +96,8 @@ class CheckOptions:
                    margin_missing_term=query.judge_margin_missing_term,
                    margin_missing_term_cjk=query.judge_margin_missing_term_cjk,
                    margin_per_dense=query.judge_margin_per_dense if calibrated else 0.0,
-                   dense_reference=query.judge_dense_reference, verify=query.verifier, thresholds=thresholds)
+                   dense_reference=query.judge_dense_reference, verify=query.verifier, thresholds=thresholds,
+                   judge_uncertain=query.verifier_judge_uncertain)
 
 
 @dataclass(frozen=True)
@@ -222,20 +224,40 @@ def check_answer(
                      problems=(*check.warnings, *note), removed=removed)
     if check.refusal or not judged:
         return result
+    judging = options.judge and scorer is not None
     if options.verify and verifier is not None:
         with timed(timings, "verify"):
-            return graded_check(question, draft, result, passages, verifier, options.thresholds)
-    if not options.judge or scorer is None:
+            graded = graded_check(question, draft, result, passages, verifier, options.thresholds)
+        if not (judging and options.judge_uncertain and graded.accepted
+                and any(v.verdict == "uncertain" for v in graded.verdicts)):
+            return graded
+        # the verifier is unsure of a sentence: the judge decides the answer as it stands
+        judged_result = _judge(question, graded, passages, scorer, options, stats=stats,  # type: ignore[arg-type]
+                               weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings)
+        if not judged_result.accepted or judged_result.judge_score is None:
+            return judged_result
+        return replace(judged_result, verdicts=tuple(replace(v, verdict="supported") if v.verdict == "uncertain" else v
+                                                     for v in graded.verdicts))
+    if not judging:
         return result
+    return _judge(question, result, passages, scorer, options, stats=stats,  # type: ignore[arg-type]
+                  weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings)
+
+
+def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesNoScorer | SpanJudge,
+           options: CheckOptions, *, stats: TermStats | None, weak_retrieval: bool, best_dense: float | None,
+           cancel: CancelToken | None, timings: dict[str, float]) -> Checked:
+    """The LLM judge on an answer every sentence of which stands in its passage: does the evidence
+    state this answer to this question? Refused (the answer withheld) when it does not."""
+    check = result.validation
     missing = missing_terms(question, check.citations, passages, stats)
     threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing),
                                       best_dense=best_dense)
     signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
     result = replace(result, answerability=signals)
-    # every sentence is in its passage; does the evidence state this answer to this question?
     try:
         with timed(timings, "judge"):
-            verdict = judge(question, check.citations, passages, scorer, threshold, answer=draft.text,
+            verdict = judge(question, check.citations, passages, scorer, threshold, answer=result.text,
                             cancel=cancel)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
@@ -246,9 +268,9 @@ def check_answer(
     result = replace(result, judge_score=verdict.score, answerability=signals)
     if verdict.answers:
         return result
-    reason = rejection_reason(question, draft.text, check.citations, verdict)
+    reason = rejection_reason(question, result.text, check.citations, verdict)
     return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
-                   judge_score=verdict.score, withheld=result, answerability=signals)
+                   judge_score=verdict.score, withheld=result, answerability=signals, verdicts=result.verdicts)
 
 
 NOT_STATED = {

@@ -134,3 +134,39 @@ def test_the_app_marks_an_uncertain_sentence():
                              verdicts=(SentenceVerdict("Maria Ortiz [1].", (1,), 0.4, "uncertain"),)))
     assert any(n.startswith("Uncertain") and "Maria Ortiz [1]." in n for n in turn_notes(turn))
     assert Turn.from_json(turn.to_json()).uncertain == ["Maria Ortiz [1]."]
+
+
+class YesNo:
+    """A scripted judge: log-odds of yes; records how often it was asked."""
+
+    def __init__(self, score: float) -> None:
+        self.score, self.calls = score, 0
+
+    def yes_no(self, messages, *, cancel=None):
+        self.calls += 1
+        return self.score
+
+
+def _judged(answer: str, verifier: ScriptedVerifier, judge: YesNo, *, on: bool = True):
+    hit = _hit()
+    question = "Who was the first chair?"
+    options = dataclasses.replace(OPTIONS, judge=True, judge_uncertain=on, threshold=0.0)
+    return check_answer(question, answer, [hit], lambda t: validate(t, [hit], question), options=options,
+                        verifier=verifier, scorer=judge)
+
+
+def test_the_judge_decides_only_what_the_verifier_is_unsure_of():
+    answer = "Its first chair was Maria Ortiz [1]."
+    sure = YesNo(-5.0)
+    assert _judged(answer, ScriptedVerifier({"Ortiz": 0.9}), sure).accepted and sure.calls == 0
+    assert not _judged(answer, ScriptedVerifier({"Ortiz": 0.1}), sure).accepted and sure.calls == 0
+    no = YesNo(-5.0)
+    refused = _judged(answer, ScriptedVerifier({"Ortiz": 0.4}), no)
+    assert no.calls == 1 and not refused.accepted and refused.judge_score == -5.0
+    assert refused.withheld is not None and refused.withheld.text == answer
+    yes = YesNo(5.0)
+    kept = _judged(answer, ScriptedVerifier({"Ortiz": 0.4}), yes)
+    assert yes.calls == 1 and kept.accepted and [(v.verdict, v.score) for v in kept.verdicts] == [("supported", 0.4)]
+    off = YesNo(-5.0)  # without the setting the uncertain sentence stays, marked, and no LLM is asked
+    marked = _judged(answer, ScriptedVerifier({"Ortiz": 0.4}), off, on=False)
+    assert off.calls == 0 and marked.accepted and marked.verdicts[0].verdict == "uncertain"
