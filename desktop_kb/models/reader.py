@@ -40,7 +40,7 @@ def reader_dir(settings: Settings) -> Path:
 
 def verify_reader(folder: Path) -> dict[str, Any]:
     """The built folder's manifest, or ModelError when it is missing, damaged or has no span head."""
-    meta = verify_cross_encoder(folder)
+    meta = verify_cross_encoder(folder, what="reader")
     if "span" not in (meta.get("heads") or []):
         raise ModelError(f"{folder} holds no reader (no span head).", "Rebuild it with `desktop-kb models install`.")
     return meta
@@ -48,4 +48,5 @@ def verify_reader(folder: Path) -> dict[str, Any]:
 
 def install_reader(settings: Settings, *, force: bool = False) -> Path:
     """``desktop-kb models install``: the runnable reader in the models folder."""
-    return build_cross_encoder(reader_build_dir(settings), weights=shipped_reader_dir(), precision="fp32", force=force)
+    return build_cross_encoder(reader_build_dir(settings), weights=shipped_reader_dir(), precision="fp32", force=force,
+                               what="reader")

@@ -112,7 +112,7 @@ def test_a_damaged_reader_leaves_the_verifier_alone(tmp_path, monkeypatch, capsy
     settings = Settings(data_dir=tmp_path / "data")
     _install_reader(settings)  # what `models install` runs: reported, not fatal
     err = capsys.readouterr().err
-    assert "The reader was not built" in err and "damaged" in err
+    assert "The reader was not built" in err and "reader weights are damaged" in err
     sentinel = object()
     monkeypatch.setattr(factory, "_cross_encoder", lambda s, role: sentinel)
     assert factory.build_verifier(settings) is sentinel  # the verify head reads alone
@@ -197,8 +197,8 @@ def test_the_shipped_reader_and_verifier_decide_fixed_claims_both_ways(shipped, 
 
 
 def test_the_reader_folder_must_hold_a_span_head(tmp_path, monkeypatch):
-    monkeypatch.setattr(rd, "verify_cross_encoder", lambda folder: {"heads": ["verify", "rerank"]})
+    monkeypatch.setattr(rd, "verify_cross_encoder", lambda folder, what: {"heads": ["verify", "rerank"]})
     with pytest.raises(ModelError, match="no span head"):
         rd.verify_reader(tmp_path)
-    monkeypatch.setattr(rd, "verify_cross_encoder", lambda folder: {"heads": ["verify", "rerank", "span"]})
+    monkeypatch.setattr(rd, "verify_cross_encoder", lambda folder, what: {"heads": ["verify", "rerank", "span"]})
     assert rd.verify_reader(tmp_path)["heads"][-1] == "span"
