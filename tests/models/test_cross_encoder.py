@@ -222,3 +222,10 @@ def test_the_reader_report_counts_the_word_checks_refusals_and_draws_thresholds_
     got = replay(part, w, cuts["en"])["kinds"]
     assert got["short_right"] == {"claims": 4, "refused": 0.25, "supported": 0.75}
     assert got["short_wrong"]["refused"] == 1.0
+    # the manifest's calibration: cut points only for a language with enough held-out right claims
+    from training.reader_report import MIN_RIGHT, calibration
+
+    few = [r for r in held if r["lang"] == "zh"] + [r for r in held if r["lang"] == "en"][: MIN_RIGHT - 1]
+    cal = calibration({"heldout_claims": few})["fused"]
+    assert set(cal["by_lang"]) == {"zh"} and cal["heldout_right_claims"] == {"en": MIN_RIGHT - 1, "zh": 100}
+    assert cal["by_lang"]["zh"][0] <= cal["by_lang"]["zh"][1] and (cal["refuse_below"], cal["support_from"]) == (0.2, 0.5)
