@@ -25,7 +25,7 @@ from ..errors import ModelError
 from ._common import onnx_folder_manifest, onnx_session, sigmoid
 from .embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, E5Tokenizer
 
-__all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "rerank_pair",
+__all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "pad_rows", "rerank_pair",
            "verify_pair"]
 
 VERIFY, RERANK = 0, 1  # the heads' columns in the output "logits"
@@ -51,8 +51,13 @@ def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens:
         a = a[:first_tokens]
         b = b[:max(1, max_tokens - len(a) - 4)]
         rows.append([tok.bos, *a, tok.eos, tok.eos, *b, tok.eos])
+    return pad_rows(rows, tok.pad)
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """(input_ids, attention_mask) [batch, longest] of whole rows of ids, padded on the right."""
     width = max(len(r) for r in rows)
-    ids = np.full((len(rows), width), tok.pad, dtype=np.int64)
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
     for i, r in enumerate(rows):
         ids[i, :len(r)] = r

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import ModelError
 from ..text.tokenize import is_cjk_char
 from ._common import onnx_folder_manifest, onnx_session
-from .cross_encoder_e5 import VERIFY, E5CrossEncoder, verify_pair
+from .cross_encoder_e5 import VERIFY, E5CrossEncoder, pad_rows, verify_pair
 from .embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, E5Tokenizer
 
 __all__ = ["MAX_SPAN", "E5Reader", "ReaderInput", "ReadingVerifier", "claim_mass", "encode_reader", "fuse", "read_spans",
@@ -125,12 +125,7 @@ class E5Reader:
         with self._lock:
             for k in range(0, len(order), self.batch):
                 group = order[k:k + self.batch]
-                width = max(len(rows[g].ids) for g in group)
-                ids = np.full((len(group), width), self.tokenizer.pad, dtype=np.int64)
-                mask = np.zeros((len(group), width), dtype=np.int64)
-                for r, g in enumerate(group):
-                    ids[r, :len(rows[g].ids)] = rows[g].ids
-                    mask[r, :len(rows[g].ids)] = 1
+                ids, mask = pad_rows([rows[g].ids for g in group], self.tokenizer.pad)
                 try:
                     logits = self._session.run(["span_logits"], {"input_ids": ids, "attention_mask": mask})[0]
                 except Exception as exc:  # onnxruntime's own exception types

