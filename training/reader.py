@@ -190,6 +190,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
+    from training.data import DATA_VERSION
     from training.train import Cursor, _commit, fit, resume, tokenizer_for
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -204,7 +205,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     opt = torch.optim.AdamW(model.trainable(), lr=args.lr, weight_decay=0.01)
     cursor = Cursor({"verify": rows, "rerank": []}, args.seed, 0.0)
     step, meta = 0, {"args": {k: str(v) for k, v in vars(args).items()}, "commit": _commit(),
-                     "examples": len(rows), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+                     "examples": len(rows), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                     "data_version": DATA_VERSION, "device": args.device}
     saved = resume(ckpt_path, model, opt, cursor, args.device, "reader")
     if saved is not None:
         step, meta = saved[0], {**saved[1], "resumed_at": saved[0], "resumed_with": meta["args"]}
