@@ -303,4 +303,5 @@ ZH: dict[str, str] = {
     "revoked": "已吊销",
     "The local API needs the package {name} (desktop-kb[api]).": "本地 API 需要软件包 {name}（desktop-kb[api]）。",
     "Verifier": "核验模型",
+    "Reader": "阅读模型",
 }
