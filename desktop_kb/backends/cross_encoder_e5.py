@@ -25,7 +25,7 @@ from ..errors import ModelError
 from ._common import onnx_folder_manifest, onnx_session, sigmoid
 from .embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, E5Tokenizer
 
-__all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "pad_rows", "rerank_pair",
+__all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "encode_pairs", "focus_window", "pad_rows", "rerank_pair",
            "verify_pair"]
 
 VERIFY, RERANK = 0, 1  # the heads' columns in the output "logits"
@@ -42,16 +42,35 @@ def rerank_pair(question: str, passage: str) -> tuple[str, str]:
 
 
 def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens: int = MAX_TOKENS,
-                 first_tokens: int = FIRST_TOKENS) -> tuple[np.ndarray, np.ndarray]:
-    """(input_ids, attention_mask) [batch, longest], padded on the right."""
+                 first_tokens: int = FIRST_TOKENS, *, focus: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(input_ids, attention_mask) [batch, longest], padded on the right. A second text longer than
+    the pair's room is cut to its start, or with ``focus`` to the window of it that holds the most
+    of the first text's tokens (:func:`focus_window`)."""
     firsts = tok.encode([a for a, _ in pairs])
     seconds = tok.encode([b for _, b in pairs])
+    prefix = tok.encode(["passage:"])[0] if focus else []
     rows = []
     for a, b in zip(firsts, seconds, strict=True):
         a = a[:first_tokens]
-        b = b[:max(1, max_tokens - len(a) - 4)]
-        rows.append([tok.bos, *a, tok.eos, tok.eos, *b, tok.eos])
+        room = max(1, max_tokens - len(a) - 4)
+        if focus:
+            b = focus_window(a, b, room, keep=len(prefix) if b[:len(prefix)] == prefix else 0)
+        rows.append([tok.bos, *a, tok.eos, tok.eos, *b[:room], tok.eos])
     return pad_rows(rows, tok.pad)
+
+
+def focus_window(first: Sequence[int], second: Sequence[int], room: int, keep: int = 0) -> list[int]:
+    """``second`` in ``room`` tokens: its first ``keep`` (the "passage:" marker) and the window of
+    the rest, at a stride of half a window, that holds the most distinct tokens of ``first`` — the
+    earliest on a tie, so a question sharing nothing reads the start as before. A reranker pair
+    holds 256 tokens; a passage's answer often stands after them (docs/meaning-check.md, session 23)."""
+    if len(second) <= room:
+        return list(second)
+    head, body, width = list(second[:keep]), list(second[keep:]), max(1, room - keep)
+    wanted = set(first)
+    starts = [*range(0, len(body) - width, max(1, width // 2)), len(body) - width]
+    best = max(starts, key=lambda s: (len(wanted.intersection(body[s:s + width])), -s))
+    return [*head, *body[best:best + width]]
 
 
 def pad_rows(rows: Sequence[Sequence[int]], pad: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,14 +105,15 @@ class E5CrossEncoder:
     def _open(self) -> Any:
         return onnx_session(self.folder / MODEL_FILE, self.threads, "The cross-encoder")
 
-    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Both heads' logits [n, 2] for the pairs, batched by similar length."""
+    def logits(self, pairs: Sequence[tuple[str, str]], *, focus: bool = False) -> np.ndarray:
+        """Both heads' logits [n, 2] for the pairs, batched by similar length (``focus``: see
+        :func:`encode_pairs`)."""
         out = np.zeros((len(pairs), 2), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         with self._lock:
             for k in range(0, len(order), self.batch):
                 group = order[k:k + self.batch]
-                ids, mask = encode_pairs(self.tokenizer, [pairs[i] for i in group])
+                ids, mask = encode_pairs(self.tokenizer, [pairs[i] for i in group], focus=focus)
                 try:
                     out[group] = self._session.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0]
                 except Exception as exc:  # onnxruntime's own exception types
@@ -105,7 +125,8 @@ class E5CrossEncoder:
         """Reranker: relevance of each passage to ``query`` in [0, 1], in input order."""
         if not passages:
             return []
-        return sigmoid(self.logits([rerank_pair(query, p) for p in passages])[:, RERANK].astype(np.float64))
+        logits = self.logits([rerank_pair(query, p) for p in passages], focus=True)
+        return sigmoid(logits[:, RERANK].astype(np.float64))
 
     def verify(self, question: str, claims: Sequence[tuple[str, str]]) -> list[float]:
         """Verifier: for each (claim, evidence), P(the evidence states the claim as the answer to

@@ -184,6 +184,32 @@ def test_the_shipped_reranker_orders_a_fixed_set(shipped_model):
     assert max(range(3), key=scores.__getitem__) == 1, scores
 
 
+@needs_shipped
+@pytest.mark.slow
+def test_the_reranker_reads_the_part_of_a_long_passage_that_answers(shipped_model):
+    """A pair holds 256 tokens: the answer of a long passage, past them, is still read."""
+    from desktop_kb.backends.cross_encoder_e5 import RERANK, rerank_pair
+
+    filler = "(Travel policy) " + " ".join(f"Rule {i}: the trip form is filed in the portal by the traveller." for i in range(40))
+    answering = filler + " Receipts must be uploaded within 30 days of the end of the trip."
+    other = filler + " Meals are reimbursed up to 60 euros per day."
+    question = "How long do I have to upload travel receipts?"
+    right, wrong = shipped_model.score(question, [answering, other])
+    assert right > wrong + 0.02, (right, wrong)
+    heads = shipped_model.logits([rerank_pair(question, answering), rerank_pair(question, other)])[:, RERANK]
+    assert abs(heads[0] - heads[1]) < 1e-4  # cut to its start, the two read the same
+
+
+def test_focus_window_keeps_the_marker_and_the_window_with_most_question_tokens():
+    from desktop_kb.backends.cross_encoder_e5 import focus_window
+
+    body = [*range(100, 130), 7, 8, 9, *range(130, 160)]  # the question's tokens 7, 8, 9 at 30–32
+    got = focus_window([7, 8, 9], [1, 2, *body], room=12, keep=2)
+    assert got[:2] == [1, 2] and len(got) == 12 and {7, 8, 9} <= set(got), got
+    assert focus_window([5], [1, 2, 3], room=5) == [1, 2, 3]  # fits: unchanged
+    assert focus_window([5], list(range(10, 40)), room=8) == list(range(10, 18))  # nothing shared: the start
+
+
 def test_pack_weights_round_trips_within_int8_precision(tmp_path):
     rng = np.random.default_rng(0)
     tensors = {"l0.q.w": rng.normal(size=(8, 16)).astype(np.float32), "l0.q.b": rng.normal(size=8).astype(np.float32),
