@@ -31,14 +31,15 @@ __all__ = ["FIRST_TOKENS", "MAX_TOKENS", "RERANK", "VERIFY", "E5CrossEncoder", "
 VERIFY, RERANK = 0, 1  # the heads' columns in the output "logits"
 MAX_TOKENS = 256  # a pair's tokens, <s> and </s> included
 FIRST_TOKENS = 96  # at most this many of them for the first text (question, claim)
+PASSAGE = "passage:"  # e5's marker before the second text of every pair
 
 
 def verify_pair(question: str, claim: str, evidence: str) -> tuple[str, str]:
-    return f"query: {' '.join(question.split())} answer: {' '.join(claim.split())}", f"passage: {evidence}"
+    return f"query: {' '.join(question.split())} answer: {' '.join(claim.split())}", f"{PASSAGE} {evidence}"
 
 
 def rerank_pair(question: str, passage: str) -> tuple[str, str]:
-    return f"query: {' '.join(question.split())}", f"passage: {passage}"
+    return f"query: {' '.join(question.split())}", f"{PASSAGE} {passage}"
 
 
 def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens: int = MAX_TOKENS,
@@ -48,7 +49,7 @@ def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens:
     of the first text's tokens (:func:`focus_window`)."""
     firsts = tok.encode([a for a, _ in pairs])
     seconds = tok.encode([b for _, b in pairs])
-    prefix = tok.encode(["passage:"])[0] if focus else []
+    prefix = tok.encode([PASSAGE])[0] if focus else []
     rows = []
     for a, b in zip(firsts, seconds, strict=True):
         a = a[:first_tokens]
@@ -60,7 +61,7 @@ def encode_pairs(tok: E5Tokenizer, pairs: Sequence[tuple[str, str]], max_tokens:
 
 
 def focus_window(first: Sequence[int], second: Sequence[int], room: int, keep: int = 0) -> list[int]:
-    """``second`` in ``room`` tokens: its first ``keep`` (the "passage:" marker) and the window of
+    """``second`` in ``room`` tokens: its first ``keep`` (the :data:`PASSAGE` marker) and the window of
     the rest, at a stride of half a window, that holds the most distinct tokens of ``first`` — the
     earliest on a tie, so a question sharing nothing reads the start as before. A reranker pair
     holds 256 tokens; a passage's answer often stands after them (docs/meaning-check.md, session 23)."""

