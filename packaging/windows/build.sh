@@ -151,7 +151,8 @@ export DESKTOP_KB_WIN_RUNTIME_DLLS="$(join "${dlls[@]}")"
 export DESKTOP_KB_FONT_FILES="$(join "$(win /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)" \
   "$(win /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf)" "$(win /usr/share/fonts/truetype/wqy/wqy-microhei.ttc)")"
 export DESKTOP_KB_BUNDLE_MODELS="$(join "$(win "$MODELS/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")" \
-  "$(win "$MODELS/multilingual-e5-small-onnx-fp32")" "$(win "$MODELS/e5-cross-encoder")")"
+  "$(win "$MODELS/multilingual-e5-small-onnx-fp32")" "$(win "$MODELS/e5-cross-encoder")" \
+  "$(win "$MODELS/e5-reader")")"
 start=$(date +%s)
 flags=(--noconfirm --log-level WARN --distpath "$(win "$OUT")" --workpath "$(win "$ROOT/build/pyinstaller-win")")
 [ "$clean" = 1 ] && flags+=(--clean)
