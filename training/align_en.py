@@ -4,9 +4,11 @@
 answers; ``chinesesquad_zh.json`` is a machine translation of the same articles *with* answers and
 ``is_impossible``. Their ids differ, so the two are aligned by meaning, with multilingual-e5 (the
 app's own ONNX embedder): article by a fixed title table, paragraph and question by mutual best
-cosine above a floor, the answer's sentence likewise. The English answer span is kept only where
-the Chinese answer carries Latin letters or digits that occur, in order, in the aligned English
-sentence (names kept in Latin script, years, counts) — a span found by string match, never guessed.
+cosine above a floor, the answer's sentence likewise. The English answer span is found by string
+where it can be: the Chinese answer's Latin letters or digits, in order, in the aligned English
+sentence (names kept in Latin script, years, counts), a numeral, a capitalised name close in
+meaning. Else (data version 4) by meaning: the word run of the sentence closest to the Chinese
+answer, kept only when it is close and clear of every other run; else the question is left out.
 
 What comes out is an English :class:`QADataset` (answerable items with their recovered span,
 unanswerable ones flagged), on which :func:`desktop_kb.eval.faithfulness.build_claims` builds every
@@ -40,6 +42,7 @@ TITLES = {  # chinesesquad title → English title (the same 19 articles)
     "Prime_number": "Prime_number", "莱茵河": "Rhine",
 }
 PARA_FLOOR, QUESTION_FLOOR, SENTENCE_FLOOR, NAME_FLOOR = 0.80, 0.80, 0.78, 0.84
+PHRASE_FLOOR, PHRASE_MARGIN, PHRASE_WORDS = 0.86, 0.03, 6
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,'\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _NUMERALS = {"一": "one", "二": "two", "两": "two", "三": "three", "四": "four", "五": "five", "六": "six",
              "七": "seven", "八": "eight", "九": "nine", "十": "ten"}
@@ -99,12 +102,53 @@ def _name_span(zh_answer: str, en_sentence: str, embed_p: Embed) -> str | None:
     return names[int(order[0])]
 
 
+_WORD = re.compile(r"\d+(?:[.,]\d+)+%?|[^\s()\[\]\"“”;:,]+")
+_BREAK = re.compile(r"[,;:()\[\]\"“”–—]")  # a word run does not cross these
+_EDGE = _STOP | {"of", "and", "or", "to", "is", "was", "were", "are", "be", "been", "has", "had", "have", "which",
+                 "who", "not", "than", "into", "about", "such", "also", "only", "their", "his", "her", "s", "rather"}
+
+
+def _phrases(en_sentence: str) -> list[tuple[int, int]]:
+    """Character spans of the sentence's word runs (1 to PHRASE_WORDS words, within one clause)
+    that neither start nor end with a small word."""
+    words = [(m.start(), m.start() + len(m.group(0).rstrip(".'"))) for m in _WORD.finditer(en_sentence)]
+    out = []
+    for i, (a, _) in enumerate(words):
+        if en_sentence[a:words[i][1]].lower() in _EDGE:
+            continue
+        for j in range(i, min(len(words), i + PHRASE_WORDS)):
+            if j > i and _BREAK.search(en_sentence[words[j - 1][1]:words[j][0]]):
+                break
+            b = words[j][1]
+            if b > a and en_sentence[words[j][0]:b].lower() not in _EDGE:
+                out.append((a, b))
+    return out
+
+
+def _phrase_span(zh_answer: str, en_sentence: str, embed_p: Embed) -> str | None:
+    """The word run of ``en_sentence`` closest in meaning to ``zh_answer`` (cosine ≥ PHRASE_FLOOR
+    and PHRASE_MARGIN clear of every run that does not overlap it): what the Latin-letter and name
+    matches miss, a translated common word ("氧气" → "oxygen")."""
+    spans = _phrases(en_sentence)
+    if not spans:
+        return None
+    sims = embed_p([en_sentence[a:b] for a, b in spans]) @ embed_p([zh_answer])[0]
+    best = int(np.argmax(sims))
+    a, b = spans[best]
+    rivals = [float(s) for (c, d), s in zip(spans, sims, strict=True) if d <= a or c >= b]
+    if sims[best] < PHRASE_FLOOR or (rivals and sims[best] - max(rivals) < PHRASE_MARGIN):
+        return None
+    return en_sentence[a:b]
+
+
 def _sentences(text: str) -> list[tuple[int, int]]:
     return sentence_spans(text) or [(0, len(text))]
 
 
-def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed) -> list[tuple[dict, str, bool]]:
-    """(the English question, its English answer span or "", answerable) for aligned questions."""
+def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed,
+                     agree: list[tuple[str, str | None]] | None = None) -> list[tuple[dict, str, bool]]:
+    """(the English question, its English answer span or "", answerable) for aligned questions.
+    ``agree`` (a check) collects (the span found by string, the phrase match's) where the first is found."""
     zq, eq = zp["qas"], ep["qas"]
     pairs = _mutual(embed_q([q["question"] for q in zq]), embed_q([q["question"] for q in eq]), QUESTION_FLOOR)
     zs, es = _sentences(zp["context"]), _sentences(ep["context"])
@@ -124,13 +168,18 @@ def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed) -> list
         if k is None or k not in smatch:
             continue
         a, b = es[smatch[k]]
-        span = _english_span(ans["text"], ep["context"][a:b]) or _name_span(ans["text"], ep["context"][a:b], embed_p)
+        sentence = ep["context"][a:b]
+        span = _english_span(ans["text"], sentence) or _name_span(ans["text"], sentence, embed_p)
+        if span and agree is not None:
+            agree.append((span, _phrase_span(ans["text"], sentence, embed_p)))
+        span = span or _phrase_span(ans["text"], sentence, embed_p)
         if span:
             out.append((eq[j], span, True))
     return out
 
 
-def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[str], None] = print) -> QADataset:
+def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[str], None] = print,
+                    agree: list[tuple[str, str | None]] | None = None) -> QADataset:
     """The English half as a labelled :class:`QADataset` (only what aligned)."""
     zh = json.loads((root / "chinesesquad_zh.json").read_text(encoding="utf-8"))
     en_path = root / "squad2_testhalf_en_unlabelled.json"
@@ -147,7 +196,7 @@ def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[s
         for i, j in _mutual(embed_p([p["context"] for p in zparas]), embed_p([p["context"] for p in eparas]), PARA_FLOOR):
             ep = eparas[j]
             doc_id = f"squad-en-{title}-{j}"
-            rows = _align_paragraph(zparas[i], ep, embed_q, embed_p)
+            rows = _align_paragraph(zparas[i], ep, embed_q, embed_p, agree)
             if not rows:
                 continue
             corpus[doc_id] = Document(doc_id, title.replace("_", " "), ep["context"])
@@ -173,10 +222,26 @@ def onnx_embedders(folder: Path) -> tuple[Embed, Embed]:
 
     return queries, passages
 
-if __name__ == "__main__":  # a look at what aligns: python -m training.align_en MODELS_DIR
+def _agreement(agree: list[tuple[str, str | None]]) -> str:
+    """How the phrase match does where the string match found the span: exact, overlapping, wrong, none."""
+    exact = sum(1 for a, b in agree if b is not None and a.lower() == b.lower())
+    overlap = sum(1 for a, b in agree if b is not None and a.lower() != b.lower()
+                  and (a.lower() in b.lower() or b.lower() in a.lower()))
+    found = sum(1 for _, b in agree if b is not None)
+    return (f"[align] phrase match where the string match found the span: {len(agree)} spans, {found} found, "
+            f"{exact} the same, {overlap} nested, {found - exact - overlap} other")
+
+
+if __name__ == "__main__":  # a look at what aligns, and the phrase check: python -m training.align_en MODELS_DIR
     from training.data import shared_train
 
     q, p = onnx_embedders(Path(sys.argv[1]) / "multilingual-e5-small-onnx-fp32")
-    ds = aligned_english(shared_train(), q, p)
-    for item in ds.items[:40]:
-        print(item.answerable, item.question, "→", item.answers, file=sys.stderr)
+    checked: list[tuple[str, str | None]] = []
+    ds = aligned_english(shared_train(), q, p, agree=checked)
+    print(_agreement(checked), file=sys.stderr)
+    for a, b in checked:
+        if b is not None and a.lower() != b.lower():
+            print("  string:", a, "| phrase:", b, file=sys.stderr)
+    for item in ds.items:
+        if item.answerable:
+            print(item.question, "→", item.answers, file=sys.stderr)

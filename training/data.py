@@ -63,7 +63,8 @@ SQUAD_FILES = {
 # (training/align_en.py); needs the installed ONNX embedder, so it is a name of its own
 ALIGNED_EN = "squad_en_aligned"
 UNANSWERABLE_EN_MAX = 700  # the aligned English half is mostly adversarial unanswerable questions
-DATA_VERSION = 3  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article
+DATA_VERSION = 4  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article;
+# 4: English spans found by meaning too (align_en._phrase_span)
 TRANSLATED_EN = (ALIGNED_EN, "squad2_testhalf_en_unlabelled")  # English of chinesesquad_zh's articles
 HELDOUT_SHARE = 10  # one article in ten is held out
 _MARK = re.compile(r"\s*\[\d+\]")

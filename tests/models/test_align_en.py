@@ -1,8 +1,9 @@
 """training/align_en.py: English claims recovered from the labelled Chinese translation.
 
 Plumbing only: a dictionary embedder stands in for e5 (which text translates which is given), so
-what is tested is the alignment and the rule that an English span is found by string, never
-guessed. The real run is measured in docs/meaning-check.md."""
+what is tested is the alignment and the rules by which an English span is found: by string first,
+else the one word run close enough in meaning and clear of the others, else none. The real run
+is measured in training/README.md and docs/meaning-check.md."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from training.align_en import _english_span, _name_span, aligned_english
+from training.align_en import _english_span, _name_span, _phrase_span, _phrases, aligned_english
 
 # each group: texts that mean the same (the fake embedder gives them one vector)
 GROUPS = [
@@ -26,6 +27,7 @@ GROUPS = [
     ["南加州，通常缩写为SoCal，包括10个县。", "Southern California, often abbreviated SoCal, includes 10 counties."],
     ["洛杉矶是最大的城市。", "Los Angeles is the largest city."],
     ["洛杉矶", "Los Angeles"],
+    ["经济中心", "economic centre"],
 ]
 
 
@@ -49,6 +51,19 @@ def test_an_english_span_is_found_by_string_or_not_at_all():
     assert _name_span("七", "There are seven counties.", _embed) == "seven"
     assert _name_span("洛杉矶", "Los Angeles is the largest city.", _embed) == "Los Angeles"
     assert _name_span("经济中心", "It is the economic centre of the region.", _embed) is None  # no name is close
+
+
+def test_where_no_string_matches_the_word_run_closest_in_meaning_is_the_span():
+    sentence = "It is the economic centre of the region."
+    runs = {sentence[a:b] for a, b in _phrases(sentence)}
+    assert "economic centre" in runs and "region" in runs
+    assert not {"the economic centre", "centre of", "of the region"} & runs  # no small word at an edge
+    assert "1,600 miles" in {t[a:b] for t in ["about 1,600 miles (2,600 km) long"] for a, b in _phrases(t)}
+    assert not any("," in "ABC, Sony Pictures"[a:b] for a, b in _phrases("ABC, Sony Pictures"))  # one clause
+    assert _phrase_span("经济中心", sentence, _embed) == "economic centre"
+    assert _phrase_span("经济中心", "It is a small town of the region.", _embed) is None  # nothing close enough
+    # two runs as close as each other: no span is guessed
+    assert _phrase_span("经济中心", "One economic centre, then another economic centre.", _embed) is None
 
 
 @pytest.fixture
