@@ -154,13 +154,21 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return STReranker(folder, spec.id)
 
 
-def _cross_encoder(settings: Settings, role: str) -> E5CrossEncoder | None:
-    """desktop-kb's own cross-encoder (its built folder, or a folder named in the reranker's
-    ``path``); None, with a warning, when it is not built or damaged."""
-    from ..models.cross_encoder import cross_encoder_dir, verify_cross_encoder
+def own_cross_encoder_dir(settings: Settings) -> Path:
+    """Where desktop-kb's own cross-encoder is read from: its built folder, or the folder the
+    ``e5_cross_encoder`` reranker's ``path`` names."""
+    from ..models.cross_encoder import cross_encoder_dir
 
     spec = settings.models.reranker
-    folder = Path(spec.path).expanduser() if spec.backend == "e5_cross_encoder" and spec.path else cross_encoder_dir(settings)
+    return Path(spec.path).expanduser() if spec.backend == "e5_cross_encoder" and spec.path else cross_encoder_dir(settings)
+
+
+def _cross_encoder(settings: Settings, role: str) -> E5CrossEncoder | None:
+    """desktop-kb's own cross-encoder (:func:`own_cross_encoder_dir`); None, with a warning, when
+    it is not built or damaged."""
+    from ..models.cross_encoder import verify_cross_encoder
+
+    folder = own_cross_encoder_dir(settings)
     if any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
         return None
     try:

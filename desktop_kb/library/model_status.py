@@ -121,6 +121,17 @@ def _verifier_status(settings: Settings) -> ModelStatus:
                          verify_cross_encoder, "training/", "Until then answers are checked without it.")
 
 
+def _own_reranker_status(settings: Settings) -> ModelStatus:
+    """The ``e5_cross_encoder`` reranker: the folder the factory reads it from (not one named
+    after its id, as for a reranker a user installs)."""
+    from ..models.cross_encoder import verify_cross_encoder
+    from .factory import own_cross_encoder_dir
+
+    return _built_status("reranker", "desktop-kb/e5-cross-encoder", "e5_cross_encoder",
+                         own_cross_encoder_dir(settings), verify_cross_encoder, "training/",
+                         "Until then answers are not reranked.")
+
+
 def _reader_status(settings: Settings) -> ModelStatus:
     """desktop-kb's own reader (read with the verifier when ``query.verifier_reader`` is on)."""
     from ..models.reader import reader_dir, verify_reader
@@ -211,6 +222,8 @@ def model_status(settings: Settings, check_load: bool = False,
                 "Reranking is turned off (models.reranker.backend = none).",
             )
         )
+    elif m.reranker.backend == "e5_cross_encoder":
+        out.append(_own_reranker_status(settings))
     else:
         out.append(_folder_status(settings, "reranker", m.reranker))
     out.append(_verifier_status(settings))

@@ -26,6 +26,19 @@ def test_missing_reranker_is_reported_not_installed(tmp_path: Path) -> None:
     assert not rd.installed and "models install" in rd.message and "verifier reads alone" in rd.message  # type: ignore[attr-defined]
 
 
+def test_our_own_reranker_is_reported_where_the_factory_reads_it(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path)
+    s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("desktop-kb/e5-cross-encoder", "e5_cross_encoder")))
+    status = _by_role(s)
+    rr, ver = status["reranker"], status["verifier"]
+    # the cross-encoder's built folder (the verifier's), not a folder named after the id
+    assert rr.path == ver.path and rr.backend == "e5_cross_encoder"  # type: ignore[attr-defined]
+    assert rr.installed is False and "not reranked" in rr.message and "--from DIR" not in rr.message  # type: ignore[attr-defined]
+    own = tmp_path / "my-cross-encoder"
+    s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("mine", "e5_cross_encoder", str(own))))
+    assert _by_role(s)["reranker"].path == str(own)  # type: ignore[attr-defined]
+
+
 def test_reranker_turned_off_and_llm_not_assembled(tmp_path: Path) -> None:
     s = Settings(data_dir=tmp_path)
     s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("", "none")))
