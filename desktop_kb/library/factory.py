@@ -26,6 +26,7 @@ __all__ = [
     "build_sparse_encoder",
     "build_verifier",
     "open_store",
+    "own_cross_encoder_dir",
     "resolve_embedder",
 ]
 
