@@ -113,8 +113,8 @@ def _phrases(en_sentence: str) -> list[tuple[int, int]]:
     that neither start nor end with a small word."""
     words = [(m.start(), m.start() + len(m.group(0).rstrip(".'"))) for m in _WORD.finditer(en_sentence)]
     out = []
-    for i, (a, _) in enumerate(words):
-        if en_sentence[a:words[i][1]].lower() in _EDGE:
+    for i, (a, first_end) in enumerate(words):
+        if en_sentence[a:first_end].lower() in _EDGE:
             continue
         for j in range(i, min(len(words), i + PHRASE_WORDS)):
             if j > i and _BREAK.search(en_sentence[words[j - 1][1]:words[j][0]]):
