@@ -68,7 +68,9 @@ class SparseEncoder(Protocol):
 
 @runtime_checkable
 class Reranker(Protocol):
-    """Cross-encoder: higher score = more relevant. Scores are in [0, 1] (sigmoid) when possible."""
+    """Cross-encoder: higher score = more relevant. Scores are in [0, 1] (sigmoid) when possible.
+    A reranker may carry ``blend = (weight, candidates)``, how its scores are mixed with the fused
+    order (query/rerank.py ``blend_of``); one without it reorders every candidate by its score alone."""
 
     id: str
 

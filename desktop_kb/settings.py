@@ -88,6 +88,12 @@ class QuerySettings:
     top_k: int = 5
     rrf_k: int = 60
     rerank_threshold: float = 0.3  # for the default reranker (bge-reranker-v2-m3, sigmoid scores)
+    # The first rerank_candidates fused passages are reordered by (1 - w) · their min-max scaled
+    # fused score + w · the reranker's score, w = rerank_weight (query/rerank.py). -1 / 0: the
+    # reranker's own calibrated blend (our e5_cross_encoder's manifest), else w = 1 (the reranker
+    # alone) over all `recall` passages.
+    rerank_weight: float = -1.0
+    rerank_candidates: int = 0
     # With no reranker: threshold on the embedder's top-1 cosine (multilingual-e5-small),
     # calibrated on SQuAD 2.0 dev (benchmarks/calibrate_dense_threshold.py): 5% of answerable
     # questions go to the fallback, 10% of the adversarial unanswerable ones are caught here.
@@ -345,6 +351,10 @@ def _validate(s: Settings) -> None:
         raise ConfigError("chunk.overlap must be smaller than half of chunk.size.")
     if s.query.top_k < 1 or s.query.recall < s.query.top_k:
         raise ConfigError("query.recall must be at least query.top_k, and top_k at least 1.")
+    if s.query.rerank_weight != -1.0 and not 0.0 <= s.query.rerank_weight <= 1.0:
+        raise ConfigError("query.rerank_weight must be between 0 and 1, or -1 for the reranker's own.")
+    if s.query.rerank_candidates < 0:
+        raise ConfigError("query.rerank_candidates must be 0 (the reranker's own) or more.")
     if s.language not in ("en", "zh"):
         raise ConfigError('Setting language must be "en" or "zh".')
     if not 1 <= s.query.max_queries <= 2:

@@ -95,6 +95,11 @@ class E5CrossEncoder:
         self.id = str(self.manifest.get("id", "desktop-kb/e5-cross-encoder"))
         # the verify head's thresholds calibrated on held-out data (training/evaluate.py)
         self.calibration: dict[str, Any] = dict((self.manifest.get("calibration") or {}).get("verify") or {})
+        # the reranker's blend with the fused order, chosen on held-out training retrieval
+        # (benchmarks/calibrate_rerank.py): (weight, candidates), None where not calibrated
+        own = (self.manifest.get("calibration") or {}).get("rerank") or {}
+        self.blend: tuple[float, int] | None = ((float(own["weight"]), int(own["candidates"]))
+                                                if "weight" in own and "candidates" in own else None)
         self.tokenizer = E5Tokenizer.load(self.folder)
         self._lock = threading.Lock()
         self._session = self._open()

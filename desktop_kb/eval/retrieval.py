@@ -73,15 +73,17 @@ def kb_views(lib: Any, names: Sequence[str]) -> list[Any]:
     return list(lib.views(list(names)))
 
 
-def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, n: int) -> list[Hit]:
-    """The first ``n`` hits reordered by the cross-encoder (as the answer pipeline does), followed
-    by the rest in their fused order (so Recall@100 stays computable)."""
+def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, n: int, weight: float = -1.0,
+                candidates: int = 0) -> list[Hit]:
+    """The first ``n`` hits reordered as the answer pipeline reorders them (the blend of
+    ``query.rerank_weight`` / ``rerank_candidates``, :func:`desktop_kb.query.rerank.blend_of`),
+    followed by the rest in their fused order (so Recall@100 stays computable)."""
+    from ..query.rerank import blend_of, reranked
+
     head, tail = list(hits[:n]), list(hits[n:])
     if not head:
         return []
-    scores = reranker.score(query, [h.chunk.text for h in head])
-    order = sorted(range(len(head)), key=lambda i: -float(scores[i]))
-    return [head[i] for i in order] + tail
+    return reranked(query, head, reranker, *blend_of(reranker, weight, candidates)) + tail
 
 
 def search_mode(
@@ -114,7 +116,7 @@ def search_mode(
     if mode == "hybrid+rerank" or (mode == "default" and reranker is not None):
         if reranker is None:
             raise ValueError(RERANK_MISSING)
-        hits = rerank_hits(query, hits, reranker, q.recall)
+        hits = rerank_hits(query, hits, reranker, q.recall, q.rerank_weight, q.rerank_candidates)
     weights = None
     if leg == "hybrid" and result.weights:
         w = next(iter(result.weights.values()))  # one query, one KB

@@ -88,7 +88,8 @@ def search(
             res = retrieve(queries, views, models.embedder, flt=flt, recall=recall, rrf_k=q.rrf_k,
                            adaptive=q.adaptive_fusion, fusion=q.fusion)
         with timed(timings, "rerank"):
-            ranked = rerank(question, res.hits, models.reranker, q.top_k)
+            ranked = rerank(question, res.hits, models.reranker, q.top_k, weight=q.rerank_weight,
+                            candidates=q.rerank_candidates)
         signal = weak_signal(ranked.hits, ranked.scored, res.best_dense, q.rerank_threshold,
                              q.dense_threshold)
         return res.hits, res.best_dense, ranked, signal

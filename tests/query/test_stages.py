@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop_kb.query.fallback import decide, is_too_vague, weak_signal
-from desktop_kb.query.rerank import rerank
+from desktop_kb.query.rerank import blend, blend_of, rerank
 from desktop_kb.query.rewrite import invented_entities, rewrite
 from desktop_kb.types import Chunk, Hit
 
@@ -82,6 +82,27 @@ def test_rerank_orders_globally_and_degrades_on_failure():
     assert not none.degraded and not none.scored and "no reranker" in none.reason  # a normal setup
     few = rerank("q", hits[:2], _Reranker(), 3)
     assert not few.scored and not few.degraded
+
+
+def test_blend_mixes_the_scaled_fused_score_with_the_reranker_score():
+    fused, scores = [0.9, 0.5, 0.1], [0.1, 0.2, 0.9]
+    assert blend(fused, scores, 0.0) == [0, 1, 2]  # the fused order
+    assert blend(fused, scores, 1.0) == [2, 1, 0]  # the reranker alone
+    assert blend(fused, scores, 0.3) == [0, 1, 2]  # 0.73, 0.41, 0.27: a clear fused lead holds
+    assert blend([0.9, 0.88, 0.1], [0.1, 0.9, 0.0], 0.3) == [1, 0, 2]  # a near tie goes to the reranker
+    assert blend([0.5, 0.5], [0.2, 0.1], 0.0) == [0, 1]  # equal fused scores: no division by zero
+
+
+def test_rerank_blends_only_the_first_candidates_and_keeps_the_rest_in_fused_order():
+    hits = [_hit("a" * n, s) for n, s in ((10, 0.9), (50, 0.8), (30, 0.7), (60, 0.1))]
+    r = rerank("q", hits, _Reranker(), 3, weight=1.0, candidates=2)
+    assert [len(h.chunk.text) for h in r.hits] == [50, 10, 30]  # the third was not reranked
+    assert r.hits[2].rerank_score is None and r.hits[0].rerank_score == 0.5
+    own = _Reranker()
+    own.blend = (0.0, 3)
+    assert blend_of(own) == (0.0, 3) and blend_of(own, 0.5, 0) == (0.5, 3) and blend_of(_Reranker()) == (1.0, 0)
+    kept = rerank("q", hits, own, 3)  # the reranker's own blend: weight 0 keeps the fused order
+    assert [len(h.chunk.text) for h in kept.hits] == [10, 50, 30] and kept.scored
 
 
 def test_first_question_is_searched_as_asked_without_an_llm_call(scripted):
