@@ -47,6 +47,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--files", nargs="*", help="only these ../shared/train files (a smoke run)")
     ap.add_argument("--init-from", type=Path, help="start from shipped weights (a folder with weights.npz and "
                     "manifest.json, e.g. desktop_kb/resources/models/e5-cross-encoder) instead of e5's")
+    ap.add_argument("--rerank-examples", nargs="*", type=Path, help="rerank examples to train on instead of "
+                    "data.build's (jsonl of training.data.Example, e.g. training/rerank_mine.py's)")
+    ap.add_argument("--focus", action="store_true", help="read a rerank pair's passage as the app does: the "
+                    "window of it sharing most with the question (at --max-tokens; the app reads 256)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cache", type=Path, default=ROOT / "training" / ".cache", help="built examples")
     # bf16 autocast pays on GPUs and CPUs with bf16 instructions; on an AVX2-only CPU it was 15x
@@ -63,6 +67,11 @@ def _examples(args: argparse.Namespace) -> dict[str, list[Any]]:
     by_task: dict[str, list[Any]] = {"verify": [], "rerank": []}
     for e in rows:
         by_task[e.task].append(e)
+    if args.rerank_examples:
+        from training.data import Example
+
+        by_task["rerank"] = [Example(**json.loads(line)) for path in args.rerank_examples
+                             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if args.limit:
         by_task = {k: v[: args.limit] for k, v in by_task.items()}
     verify = by_task["verify"]
@@ -85,14 +94,16 @@ def tokenizer_for(folder: Path) -> Any:
     return E5Tokenizer.load(folder)
 
 
-def batch_tensors(tok: Any, batch: list[Any], max_tokens: int, device: str) -> tuple[Any, Any, Any, Any]:
+def batch_tensors(tok: Any, batch: list[Any], max_tokens: int, device: str, *, focus: bool = False
+                  ) -> tuple[Any, Any, Any, Any]:
+    """``focus``: rerank pairs read as the app reads them (a batch is one task's)."""
     import torch
 
     from desktop_kb.backends.cross_encoder_e5 import RERANK, VERIFY, encode_pairs, rerank_pair, verify_pair
 
     pairs = [verify_pair(e.question, e.claim, e.text) if e.task == "verify" else rerank_pair(e.question, e.text)
              for e in batch]
-    ids, mask = encode_pairs(tok, pairs, max_tokens=max_tokens)
+    ids, mask = encode_pairs(tok, pairs, max_tokens=max_tokens, focus=focus and batch[0].task == "rerank")
     heads = [VERIFY if e.task == "verify" else RERANK for e in batch]
     labels = [float(e.label) for e in batch]
     return (torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device),
@@ -201,7 +212,7 @@ def train(argv: list[str] | None = None) -> dict[str, Any]:
         step, meta = saved[0], {**saved[1], "resumed_at": saved[0]}
 
     def loss_of(batch: list[Any]) -> Any:
-        ids, mask, heads, labels = batch_tensors(tok, batch, args.max_tokens, args.device)
+        ids, mask, heads, labels = batch_tensors(tok, batch, args.max_tokens, args.device, focus=args.focus)
         with torch.autocast(device_type=args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.bf16):
             logits = model(ids, mask)
         picked = logits.float().gather(1, heads[:, None])[:, 0]
