@@ -88,6 +88,39 @@ def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_pat
 
 
 @pytest.mark.slow
+def test_rerank_examples_are_mined_from_the_apps_own_retrieval_and_trained_on(tmp_path, tiny_train_data):
+    """The reranker recipe's scripts run (plumbing: the hash embedder; training/README.md)."""
+    from training.rerank_mine import mine
+    from training.retrieval_set import build_set, write_set
+    from training.train import train
+
+    corpus, queries, rel = build_set(tiny_train_data, "zh", "train", files=("cmrc2018_trial.json",))
+    assert len(corpus) == 3 and queries and all(q.startswith("cmrc2018_trial:") for q in queries)
+    assert not any("长江" in corpus[d]["title"] for d in rel.values())  # a held-out article's questions stay out
+    write_set(tmp_path / "set", corpus, queries, rel, "zh", "train")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.json").write_text(json.dumps(
+        {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
+    rows = mine(tmp_path / "set", data, limit=None, negatives=1, depth=10)
+    own = [r for r in rows if r["label"] == 1]
+    assert len(own) == len(queries) and all(r["kind"] == "rerank_mined_own" for r in own)
+    assert all(r["text"] in (c["text"] for c in corpus.values()) or r["label"] == 0 for r in rows)
+    assert {r["label"] for r in rows} == {0, 1}  # another paragraph as the negative
+    mined = tmp_path / "mined.jsonl"
+    mined.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    result = train(["--out", str(run), "--steps", "4", "--batch", "2", "--max-tokens", "64", "--threads", "2",
+                    "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--log-every", "2",
+                    "--rerank-share", "1.0", "--rerank-examples", str(mined), "--focus"])
+    assert result["step"] == 4 and result["meta"]["examples"]["rerank"] == len(rows)
+    with pytest.raises(SystemExit, match="train split"):  # held-out questions are never mined
+        write_set(tmp_path / "held", *build_set(tiny_train_data, "zh", "heldout", files=("cmrc2018_trial.json",)),
+                  "zh", "heldout")
+        mine(tmp_path / "held", data, limit=None, negatives=1, depth=10)
+
+
+@pytest.mark.slow
 def test_a_20_step_reader_run_resumes_and_reads_spans(tmp_path, tiny_train_data):
     """training/reader.py (the span-head experiment of #41) runs offline on a tiny slice."""
     from training.reader import ReaderScorer, main
@@ -182,6 +215,27 @@ def test_the_shipped_reranker_orders_a_fixed_set(shipped_model):
           "(IT) 密码每九十天更换一次。"]
     scores = shipped_model.score("出差住宿每晚可以报销多少钱？", zh)
     assert max(range(3), key=scores.__getitem__) == 1, scores
+
+
+@needs_shipped
+@pytest.mark.slow
+def test_the_shipped_reranker_blends_with_the_fused_order_as_calibrated(shipped_model):
+    """Its manifest's blend (benchmarks/calibrate_rerank.py) is what the app's rerank stage uses:
+    a near tie in the fused order goes to the passage that answers; past the calibrated number of
+    candidates nothing is reordered."""
+    from desktop_kb.query.rerank import rerank
+    from desktop_kb.types import Chunk, Hit
+
+    weight, candidates = shipped_model.blend
+    assert 0.0 < weight < 1.0 and 1 <= candidates <= 20
+    texts = ["(Travel policy) Meals are reimbursed up to 60 euros per day.",
+             "(Travel policy) Receipts must be uploaded within 30 days of the end of the trip.",
+             *[f"(IT) Rule {i}: passwords are rotated every 90 days." for i in range(candidates)]]
+    hits = [Hit(Chunk(f"c{i}", "d", "/a.md", i, t, (), 0, len(t)), "kb", score)
+            for i, (t, score) in enumerate(zip(texts, [0.90, 0.89, *[0.5] * candidates], strict=True))]
+    got = rerank("How long do I have to upload travel receipts?", hits, shipped_model, len(hits) - 1)
+    assert got.scored and got.hits[0].chunk.text == texts[1], [h.chunk.text for h in got.hits]
+    assert got.hits[-1].rerank_score is None  # the last candidate was not scored
 
 
 @needs_shipped
