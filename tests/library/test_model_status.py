@@ -71,3 +71,45 @@ def test_check_load_reports_a_broken_llm_file(tmp_path: Path) -> None:
     llm = _by_role(s, check_load=True)["llm"]
     assert llm.installed is True and llm.loadable is False  # type: ignore[attr-defined]
     assert "Does not load" in llm.message  # type: ignore[attr-defined]
+
+
+def _fake_build(folder: Path, made_from: dict[str, str]) -> None:
+    """A built folder that passes the file checks (plumbing: the files are not a model)."""
+    import json
+
+    from desktop_kb.backends.embed_onnx_e5 import MANIFEST_FILE, MODEL_FILE, NORMALISE_FILE, TOKENIZER_FILE
+    from desktop_kb.models.cross_encoder import FORMAT
+    from desktop_kb.models.onnx_folder import file_checksums
+
+    folder.mkdir(parents=True, exist_ok=True)
+    names = (MODEL_FILE, TOKENIZER_FILE, NORMALISE_FILE)
+    for name in names:
+        (folder / name).write_bytes(b"x")
+    (folder / MANIFEST_FILE).write_text(json.dumps({"format": FORMAT, "id": "desktop-kb/e5-cross-encoder@test",
+                                                    "made_from": made_from, "files": file_checksums(folder, names)}))
+
+
+def test_a_build_from_earlier_shipped_weights_is_reported_and_a_current_bundled_one_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+    import json
+
+    from desktop_kb.frozen import BUNDLED_MODELS_ENV
+    from desktop_kb.models.cross_encoder import cross_encoder_build_dir, cross_encoder_dir, shipped_weights_dir
+
+    raw = (shipped_weights_dir() / "manifest.json").read_bytes()
+    current = {"weights_sha256": json.loads(raw)["weights"]["sha256"], "manifest_sha256": hashlib.sha256(raw).hexdigest()}
+    s = Settings(data_dir=tmp_path)
+    build = cross_encoder_build_dir(s)
+    _fake_build(build, current)
+    assert "earlier" not in _by_role(s)["verifier"].message  # type: ignore[attr-defined]
+    _fake_build(build, {**current, "manifest_sha256": "0" * 64})  # its calibration changed since
+    ver = _by_role(s)["verifier"]
+    assert ver.installed and "earlier shipped weights" in ver.message and "models install" in ver.message  # type: ignore[attr-defined]
+    assert cross_encoder_dir(s) == build  # nothing better to read: the old build still works
+    bundled = tmp_path / "app" / "models" / build.name  # an updated frozen app's own build
+    _fake_build(bundled, current)
+    monkeypatch.setenv(BUNDLED_MODELS_ENV, str(bundled.parent))
+    assert cross_encoder_dir(s) == bundled and _by_role(s)["verifier"].path == str(bundled)  # type: ignore[attr-defined]
+    _fake_build(build, current)  # rebuilt: the data folder's build again
+    assert cross_encoder_dir(s) == build
