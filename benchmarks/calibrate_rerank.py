@@ -1,7 +1,7 @@
 """Choose how the reranker's score is blended with the fused order (settings.query.rerank_weight,
 rerank_candidates) on a retrieval set of training data (training/retrieval_set.py), never an eval set.
 
-For each query: the app's fused hits (``--mode`` hybrid-convex, recall 100), the first
+For each query: the app's fused hits (convex fusion, recall 100, as ``eval retrieval`` ranks them), the first
 ``--rerank-top`` of them scored by the cross-encoder (``--reranker-dir``: a built folder; default
 the installed ``e5-cross-encoder``); cached in ``--cache`` so the sweep is instant the second time.
 Then, for each number of candidates N and weight w, the first N are ordered by
@@ -85,7 +85,8 @@ def sweep(data: dict) -> list[dict[str, float]]:
     return rows
 
 
-def record(manifest: Path, data: dict, rows: list[dict[str, float]], weight: float, candidates: int) -> dict:
+def record(manifest: Path, data: dict, rows: list[dict[str, float]], weight: float, candidates: int,
+           rule: str) -> dict:
     """``calibration.rerank`` of ``manifest`` set to this blend, with this set's held-out nDCG@10."""
     meta = json.loads((Path(data["dataset"]) / "META.json").read_text(encoding="utf-8"))
     cell = {(r["candidates"], r["weight"]): r["ndcg@10"] for r in rows}
@@ -95,8 +96,7 @@ def record(manifest: Path, data: dict, rows: list[dict[str, float]], weight: flo
     own = m.setdefault("calibration", {}).setdefault("rerank", {})
     if own.get("weight", weight) != weight or own.get("candidates", candidates) != candidates:
         own.pop("heldout", None)  # numbers of another blend
-    own.update({"weight": weight, "candidates": candidates,
-                "rule": "the best nDCG@10 of the sweep on held-out training retrieval (benchmarks/calibrate_rerank.py)"})
+    own.update({"weight": weight, "candidates": candidates, "rule": rule})
     own.setdefault("heldout", {})[meta.get("lang", meta["name"])] = {
         "queries": len(data["records"]), "documents": meta.get("n_docs"), "fused_ndcg@10": cell[(SIZES[0], 0.0)],
         "blend_ndcg@10": cell[(candidates, weight)], "reranker_alone_ndcg@10": cell[(max(SIZES), 1.0)]}
@@ -116,6 +116,8 @@ def main() -> int:
     ap.add_argument("--record-into", type=Path, help="a cross-encoder manifest.json to record the blend in")
     ap.add_argument("--weight", type=float, help="with --record-into: the chosen weight")
     ap.add_argument("--candidates", dest="chosen", type=int, help="with --record-into: the chosen candidates")
+    ap.add_argument("--rule", default="chosen from the sweep on held-out training retrieval (benchmarks/calibrate_rerank.py)",
+                    help="with --record-into: how the blend was chosen, in words")
     args = ap.parse_args()
     if args.cache is not None and args.cache.exists():
         data = json.loads(args.cache.read_text(encoding="utf-8"))
@@ -127,7 +129,7 @@ def main() -> int:
     if args.record_into is not None:
         if args.weight is None or args.chosen is None:
             raise SystemExit("--record-into needs --weight and --candidates")
-        print(json.dumps(record(args.record_into, data, rows, args.weight, args.chosen)), file=sys.stderr)
+        print(json.dumps(record(args.record_into, data, rows, args.weight, args.chosen, args.rule)), file=sys.stderr)
     ms = [r["rerank_ms"] for r in data["records"]]
     out = {"dataset": data["dataset"], "reranker": data["reranker"], "queries": len(data["records"]),
            "rerank_ms_p50": round(float(np.median(ms)), 1), "rows": rows}
