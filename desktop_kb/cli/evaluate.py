@@ -213,10 +213,22 @@ def _run_modes(lib: Any, settings: Settings, views: Any, searched: dict[str, Any
             continue
         res = run_mode(lib, views, mode, searched, qrels, doc_of, recall=args.recall, reranker=reranker,
                        on_query=_counter(f"{mode}"))
-        if mode == "default":
-            res.note = ("hybrid + rerank" if reranker is not None else "hybrid (no reranker installed)")
+        if mode in ("default", "hybrid+rerank") and reranker is not None:
+            res.note = _rerank_note(reranker, settings)
+        elif mode == "default":
+            res.note = "hybrid (no reranker installed)"
         results[mode] = res
     return results, skipped
+
+
+def _rerank_note(reranker: Any, settings: Settings) -> str:
+    """Which reranker reordered how many candidates, and how its score was blended."""
+    from ..query.rerank import blend_of
+
+    weight, candidates = blend_of(reranker, settings.query.rerank_weight, settings.query.rerank_candidates)
+    over = f"the first {candidates}" if candidates else f"all {settings.query.recall}"
+    how = "alone" if weight == 1.0 else f"blended with the fused order, weight {weight:g}"
+    return f"hybrid + rerank ({reranker.id}, {how}, over {over})"
 
 
 # -- answers --------------------------------------------------------------------------------------

@@ -191,3 +191,24 @@ def test_rewrites_are_searched_and_cached(beir: Path, settings: Settings, tmp_pa
         assert rewrite_queries(lib, views, ds.queries, "always", tmp_path) == always and len(gen.calls) == 3
         res = run_mode(lib, views, "hybrid", always, ds.qrels, lambda h: prep.doc_id(h.chunk.path), recall=100)
     assert res.rankings["q1"][0] == "d1" and res.metrics["queries"] == 3
+
+
+def test_a_reranked_run_names_the_reranker_and_its_blend(tmp_path: Path) -> None:
+    import dataclasses
+
+    from desktop_kb.cli.evaluate import _rerank_note
+    from desktop_kb.settings import Settings
+
+    class Own:
+        id = "desktop-kb/e5-cross-encoder@x"
+        blend = (0.3, 10)
+
+    class Theirs:
+        id = "BAAI/bge-reranker-v2-m3"
+
+    s = Settings(data_dir=tmp_path)
+    assert _rerank_note(Own(), s) == ("hybrid + rerank (desktop-kb/e5-cross-encoder@x, blended with the fused "
+                                      "order, weight 0.3, over the first 10)")
+    assert _rerank_note(Theirs(), s) == "hybrid + rerank (BAAI/bge-reranker-v2-m3, alone, over all 20)"
+    s = s.replace(query=dataclasses.replace(s.query, rerank_weight=1.0, rerank_candidates=5))
+    assert _rerank_note(Own(), s).endswith("alone, over the first 5)")  # the settings override its own

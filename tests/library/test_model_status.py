@@ -95,21 +95,21 @@ def test_a_build_from_earlier_shipped_weights_is_reported_and_a_current_bundled_
     import json
 
     from desktop_kb.frozen import BUNDLED_MODELS_ENV
-    from desktop_kb.models.cross_encoder import cross_encoder_build_dir, cross_encoder_dir, shipped_weights_dir
+    from desktop_kb.models import cross_encoder as ce
 
-    raw = (shipped_weights_dir() / "manifest.json").read_bytes()
+    raw = (ce.shipped_weights_dir() / "manifest.json").read_bytes()
     current = {"weights_sha256": json.loads(raw)["weights"]["sha256"], "manifest_sha256": hashlib.sha256(raw).hexdigest()}
     s = Settings(data_dir=tmp_path)
-    build = cross_encoder_build_dir(s)
+    build = ce.cross_encoder_build_dir(s)
     _fake_build(build, current)
     assert "earlier" not in _by_role(s)["verifier"].message  # type: ignore[attr-defined]
     _fake_build(build, {**current, "manifest_sha256": "0" * 64})  # its calibration changed since
     ver = _by_role(s)["verifier"]
     assert ver.installed and "earlier shipped weights" in ver.message and "models install" in ver.message  # type: ignore[attr-defined]
-    assert cross_encoder_dir(s) == build  # nothing better to read: the old build still works
+    assert ce.cross_encoder_dir(s) == build  # nothing better to read: the old build still works
     bundled = tmp_path / "app" / "models" / build.name  # an updated frozen app's own build
     _fake_build(bundled, current)
     monkeypatch.setenv(BUNDLED_MODELS_ENV, str(bundled.parent))
-    assert cross_encoder_dir(s) == bundled and _by_role(s)["verifier"].path == str(bundled)  # type: ignore[attr-defined]
+    assert ce.cross_encoder_dir(s) == bundled and _by_role(s)["verifier"].path == str(bundled)  # type: ignore[attr-defined]
     _fake_build(build, current)  # rebuilt: the data folder's build again
-    assert cross_encoder_dir(s) == build
+    assert ce.cross_encoder_dir(s) == build
