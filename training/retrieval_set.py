@@ -27,8 +27,32 @@ from training.data import SQUAD_FILES, article_key, load_squad, shared_train, sp
 __all__ = ["FILES", "build_set", "main", "write_set"]
 
 
-FILES = {"en": ("squad2_testhalf_en_unlabelled.json",),
-         "zh": tuple(name for name in SQUAD_FILES if name != "squad2_testhalf_en_unlabelled.json")}
+EN_FILE = "squad2_testhalf_en_unlabelled.json"
+FILES = {"en": (EN_FILE,), "zh": tuple(name for name in SQUAD_FILES if name != EN_FILE)}
+LANGS = (*FILES, "en-zh")  # en-zh: English questions over the Chinese corpus, each relevant to its
+# paragraph's Chinese translation (chinesesquad_zh holds the same articles, paragraph for paragraph)
+
+
+def _cross(train_dir: Path, split: str) -> tuple[dict[str, str], dict[str, str]]:
+    """English questions (query id → text) and the Chinese paragraph each belongs to."""
+    from training.align_en import TITLES
+
+    zh = load_squad(train_dir / "chinesesquad_zh.json")
+    zh_article = {doc.title: doc_id.rsplit("-", 2)[-2] for doc_id, doc in zh.corpus.items()}
+    en = load_squad(train_dir / EN_FILE)
+    to_zh = {e: z for z, e in TITLES.items()}
+    queries: dict[str, str] = {}
+    rel: dict[str, str] = {}
+    for item in en.items:
+        doc = en.corpus.get(item.context_id)
+        z = to_zh.get(doc.title.replace(" ", "_")) if doc is not None else None
+        if doc is None or z not in zh_article or split_of(article_key(en.name, doc.title)) != split:
+            continue
+        para = item.context_id.rsplit("-", 1)[-1]
+        target = f"chinesesquad_zh-{zh_article[z]}-{para}"
+        if target in zh.corpus:
+            queries[f"{en.name}:{item.id}"], rel[f"{en.name}:{item.id}"] = item.question, target
+    return queries, rel
 
 
 def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, files: tuple[str, ...] = ()
@@ -38,7 +62,7 @@ def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, 
     corpus: dict[str, dict[str, str]] = {}
     queries: dict[str, str] = {}
     rel: dict[str, str] = {}
-    for name in files or FILES[lang]:
+    for name in files or FILES["zh" if lang == "en-zh" else lang]:
         ds = load_squad(train_dir / name)
         for doc_id, doc in ds.corpus.items():
             corpus[doc_id] = {"title": doc.title, "text": doc.text}
@@ -49,6 +73,8 @@ def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, 
             qid = f"{ds.name}:{item.id}"
             if qid not in queries:
                 queries[qid], rel[qid] = item.question, doc.id
+    if lang == "en-zh":
+        queries, rel = _cross(train_dir, split)
     chosen = sample_ids(sorted(queries), limit)
     return corpus, {q: queries[q] for q in chosen}, {q: rel[q] for q in chosen}
 
@@ -75,7 +101,7 @@ def write_set(out: Path, corpus: dict[str, dict[str, str]], queries: dict[str, s
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--lang", choices=tuple(FILES), required=True)
+    ap.add_argument("--lang", choices=LANGS, required=True)
     ap.add_argument("--split", choices=("heldout", "train"), default="heldout")
     ap.add_argument("--limit", type=int, default=None, help="a hash sample of this many questions")
     ap.add_argument("--train-dir", type=Path, default=None)
