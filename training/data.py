@@ -49,7 +49,8 @@ from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
 from desktop_kb.verify.verifier import led_by
 
-__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "shared_train", "split_of"]
+__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "read_examples", "shared_train", "split_of",
+           "write_examples"]
 
 ROOT = Path(__file__).resolve().parents[1]
 # what each SQuAD-format file may give: claims (it has answers) and/or rerank pairs
@@ -246,6 +247,19 @@ def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2) -> I
                           "en", path.name)
 
 
+def read_examples(path: Path) -> list[Example]:
+    """A file of :func:`write_examples` (one example a line)."""
+    return [Example(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_examples(path: Path, rows: Sequence[Example]) -> None:
+    """One JSON example a line, written whole then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in rows), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cache: Path | None = None) -> list[Example]:
     """Every example of ``split`` ("train" | "heldout"), shuffled deterministically; read from
     (or written to) ``cache`` (a folder) when given — building takes minutes."""
@@ -254,7 +268,7 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
         tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION]).encode()).hexdigest()[:10]
         path = cache / f"examples-{split}-{tag}.jsonl"
         if path.is_file():
-            return [Example(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
+            return read_examples(path)
     rng = random.Random(seed)
     root = shared_train()
     out: list[Example] = []
@@ -275,8 +289,5 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
             out.extend(_wikiqa(root / name, split, rng))
     rng.shuffle(out)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in out), encoding="utf-8")
-        os.replace(tmp, path)
+        write_examples(path, out)
     return out

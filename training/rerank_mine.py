@@ -16,22 +16,22 @@ Only ``train``-split questions may be mined (``heldout`` is what rerank settings
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from training.data import Example, write_examples
+
 __all__ = ["main", "mine"]
 
 
-def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, depth: int) -> list[dict]:
+def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, depth: int) -> list[Example]:
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_beir, sample_ids
     from desktop_kb.eval.retrieval import kb_views, search_mode
     from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
     from desktop_kb.text.tokenize import cjk_ratio
-    from training.data import Example
 
     meta = json.loads((dataset / "META.json").read_text(encoding="utf-8"))
     if meta.get("split") != "train":
@@ -39,7 +39,7 @@ def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, de
     ds = load_beir(dataset)
     judged = ds.judged_queries()
     qids = sample_ids(sorted(judged), limit)
-    out: list[dict] = []
+    out: list[Example] = []
     with Library.open(load_settings(data_dir), reranker=None) as lib:
         prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
         views = kb_views(lib, [prep.name])
@@ -60,7 +60,7 @@ def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, de
             lang = "zh" if cjk_ratio(question) > 0.3 else "en"
             rows = [Example("rerank", question, "", pos, 1, "rerank_mined_own", lang, qid.split(":")[0])]
             rows += [Example("rerank", question, "", t, 0, "rerank_mined", lang, qid.split(":")[0]) for t in neg]
-            out.extend(dataclasses.asdict(r) for r in rows)
+            out.extend(rows)
             if (i + 1) % 250 == 0:
                 print(f"mined {i + 1}/{len(qids)}", file=sys.stderr)
     return out
@@ -76,9 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--depth", type=int, default=10, help="negatives from the fused first N chunks")
     args = ap.parse_args(argv)
     rows = mine(args.dataset, args.data_dir, limit=args.limit, negatives=args.negatives, depth=args.depth)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_examples(args.out, rows)
     print(f"{len(rows)} examples → {args.out}", file=sys.stderr)
     return 0
 

@@ -68,10 +68,9 @@ def _examples(args: argparse.Namespace) -> dict[str, list[Any]]:
     for e in rows:
         by_task[e.task].append(e)
     if args.rerank_examples:
-        from training.data import Example
+        from training.data import read_examples
 
-        by_task["rerank"] = [Example(**json.loads(line)) for path in args.rerank_examples
-                             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        by_task["rerank"] = [e for path in args.rerank_examples for e in read_examples(path)]
     if args.limit:
         by_task = {k: v[: args.limit] for k, v in by_task.items()}
     verify = by_task["verify"]

@@ -90,6 +90,7 @@ def test_a_20_step_training_run_exports_and_its_onnx_build_matches_torch(tmp_pat
 @pytest.mark.slow
 def test_rerank_examples_are_mined_from_the_apps_own_retrieval_and_trained_on(tmp_path, tiny_train_data):
     """The reranker recipe's scripts run (plumbing: the hash embedder; training/README.md)."""
+    from training.data import write_examples
     from training.rerank_mine import mine
     from training.retrieval_set import build_set, write_set
     from training.train import train
@@ -103,12 +104,12 @@ def test_rerank_examples_are_mined_from_the_apps_own_retrieval_and_trained_on(tm
     (data / "settings.json").write_text(json.dumps(
         {"models": {"embedder": {"backend": "hash", "id": "test/hash-embedder", "dim": 64}}}))
     rows = mine(tmp_path / "set", data, limit=None, negatives=1, depth=10)
-    own = [r for r in rows if r["label"] == 1]
-    assert len(own) == len(queries) and all(r["kind"] == "rerank_mined_own" for r in own)
-    assert all(r["text"] in (c["text"] for c in corpus.values()) or r["label"] == 0 for r in rows)
-    assert {r["label"] for r in rows} == {0, 1}  # another paragraph as the negative
+    own = [r for r in rows if r.label == 1]
+    assert len(own) == len(queries) and all(r.kind == "rerank_mined_own" for r in own)
+    assert all(r.text in (c["text"] for c in corpus.values()) or r.label == 0 for r in rows)
+    assert {r.label for r in rows} == {0, 1}  # another paragraph as the negative
     mined = tmp_path / "mined.jsonl"
-    mined.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    write_examples(mined, rows)
     run = tmp_path / "run"
     result = train(["--out", str(run), "--steps", "4", "--batch", "2", "--max-tokens", "64", "--threads", "2",
                     "--files", "cmrc2018_trial.json", "--cache", str(tmp_path / "cache"), "--log-every", "2",
