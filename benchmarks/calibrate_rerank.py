@@ -14,6 +14,12 @@ Prints one JSON document with ``--json`` (progress on stderr). With ``--record-i
 --weight W --candidates N`` the chosen blend and this set's held-out numbers go into a cross-encoder
 manifest's ``calibration.rerank`` (run once per language set; the entries merge), where the
 ``e5_cross_encoder`` reranker reads it.
+
+Cross-language: ``--rewrite auto`` searches each question as the app does a first question (with
+its translation where its language is not the corpus's; the reranker reads the question), e.g. on
+``training/retrieval_set.py --lang en-zh``::
+
+    python benchmarks/calibrate_rerank.py --dataset /tmp/tr-enzh-heldout --data-dir D --rewrite auto
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -51,19 +58,32 @@ def collect(args: argparse.Namespace) -> dict[str, object]:
     with Library.open(settings, reranker=None) as lib:
         prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, progress=LogProgress(f"ingest {ds.name}"))
         views = kb_views(lib, [prep.name])
+        searched: dict[str, list[str]] = {q: [judged[q]] for q in qids}
+        if args.rewrite != "off":  # as the app searches a first question: with its translation where auto
+            from desktop_kb.eval.rewrites import rewrite_queries
+
+            searched = rewrite_queries(lib, views, {q: judged[q] for q in qids}, args.rewrite, prep.cache_dir,
+                                       on_progress=_every(25, "rewritten"))
         for i, qid in enumerate(qids):
-            hits, _ = search_mode(lib, views, judged[qid], "hybrid-convex", recall=100, reranker=None)
+            hits, _ = search_mode(lib, views, searched[qid], "hybrid-convex", recall=100, reranker=None)
             head = hits[:args.candidates]
             t0 = time.perf_counter()
-            scores = ce.score(judged[qid], [h.chunk.text for h in head])
+            scores = ce.score(judged[qid], [h.chunk.text for h in head])  # as the app reads them: with the question
             ms = (time.perf_counter() - t0) * 1000
             records.append({"qid": qid, "docs": [prep.doc_id(h.chunk.path) for h in hits],
                             "fused": [float(h.score) for h in head], "rerank": [float(s) for s in scores],
-                            "rerank_ms": round(ms, 1)})
+                            "rerank_ms": round(ms, 1), "searched": searched[qid]})
             if (i + 1) % 25 == 0:
                 print(f"{i + 1}/{len(qids)} queries", file=sys.stderr)
     return {"dataset": str(args.dataset), "reranker": str(ce.folder), "qrels": {q: ds.qrels[q] for q in qids},
             "records": records}
+
+
+def _every(k: int, label: str) -> Callable[[int, int], None]:
+    def report(i: int, n: int) -> None:
+        if i % k == 0 or i == n:
+            print(f"{i}/{n} {label}", file=sys.stderr)
+    return report
 
 
 def ranking(rec: dict, n: int, w: float) -> list[str]:
@@ -111,6 +131,9 @@ def main() -> int:
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--rerank-top", dest="candidates", type=int, default=20, help="candidates scored and cached")
     ap.add_argument("--reranker-dir", default=None)
+    ap.add_argument("--rewrite", choices=("off", "auto", "always"), default="off",
+                    help="search each question as the app does with query.rewrite (auto: with its translation "
+                         "where its language is not the corpus's); the reranker reads the question")
     ap.add_argument("--cache", type=Path, default=None, help="the scored candidates (read if present)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--record-into", type=Path, help="a cross-encoder manifest.json to record the blend in")
@@ -129,7 +152,8 @@ def main() -> int:
     if args.record_into is not None:
         if args.weight is None or args.chosen is None:
             raise SystemExit("--record-into needs --weight and --candidates")
-        print(json.dumps(record(args.record_into, data, rows, args.weight, args.chosen, args.rule)), file=sys.stderr)
+        print(json.dumps(record(args.record_into, data, rows, args.weight, args.chosen, args.rule),
+                         ensure_ascii=False), file=sys.stderr)
     ms = [r["rerank_ms"] for r in data["records"]]
     out = {"dataset": data["dataset"], "reranker": data["reranker"], "queries": len(data["records"]),
            "rerank_ms_p50": round(float(np.median(ms)), 1), "rows": rows}
