@@ -48,6 +48,8 @@ from desktop_kb.eval.faithfulness import ACCEPT, build_claims
 from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
 from desktop_kb.verify.verifier import led_by
+from training.wikiqa_spans import question_text
+from training.wikiqa_spans import read as read_spans
 
 __all__ = ["SQUAD_FILES", "Example", "article_key", "build", "read_examples", "shared_train", "split_of",
            "write_examples"]
@@ -64,8 +66,10 @@ SQUAD_FILES = {
 # (training/align_en.py); needs the installed ONNX embedder, so it is a name of its own
 ALIGNED_EN = "squad_en_aligned"
 UNANSWERABLE_EN_MAX = 700  # the aligned English half is mostly adversarial unanswerable questions
-DATA_VERSION = 4  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article;
-# 4: English spans found by meaning too (align_en._phrase_span)
+DATA_VERSION = 5  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article;
+# 4: English spans found by meaning too (align_en._phrase_span); 5: WikiQA's answering sentences' spans
+# (training/wikiqa_spans.py) as bare right answers, where that file is there
+WIKIQA_SPANS = ROOT / "training" / ".cache" / "wikiqa-spans.jsonl"
 TRANSLATED_EN = (ALIGNED_EN, "squad2_testhalf_en_unlabelled")  # English of chinesesquad_zh's articles
 HELDOUT_SHARE = 10  # one article in ten is held out
 _MARK = re.compile(r"\s*\[\d+\]")
@@ -228,8 +232,17 @@ def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1
                               lang, ds.name)
 
 
-def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2) -> Iterator[Example]:
-    """Each question's answering sentences, and at most ``negatives`` of its other sentences."""
+def wikiqa_spans() -> dict[str, str]:
+    """training/wikiqa_spans.py's kept spans (its ``key`` → span, "" where none was kept); empty
+    where the file was not made."""
+    return read_spans(WIKIQA_SPANS) if WIKIQA_SPANS.is_file() else {}
+
+
+def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2,
+            spans: dict[str, str] | None = None) -> Iterator[Example]:
+    """Each question's answering sentences, and at most ``negatives`` of its other sentences; an
+    answering sentence with a kept span (``spans``) also gives that span as a bare right answer
+    (``short_right``, the evidence its sentence)."""
     rows: dict[str, list[dict[str, str]]] = {}
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
@@ -238,13 +251,16 @@ def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2) -> I
         title = group[0]["DocumentTitle"]
         if split_of(f"wikiqa:{title}") != split:
             continue
-        q = group[0]["Question"].strip()
-        question = q[0].upper() + q[1:] + ("" if q.endswith("?") else "?")
+        question = question_text(group[0]["Question"])
         wrong = [r for r in group if r["Label"] != "1"]
         for r in [r for r in group if r["Label"] == "1"] + rng.sample(wrong, min(negatives, len(wrong))):
             sentence = r["Sentence"].strip()
             yield Example("verify", question, sentence, evidence_text(title, sentence), int(r["Label"]), "wikiqa",
                           "en", path.name)
+            span = (spans or {}).get(f"{r['QuestionID']}|{sentence}", "") if r["Label"] == "1" else ""
+            if span:
+                yield Example("verify", question, span, evidence_text(title, sentence), 1, "short_right", "en",
+                              path.name)
 
 
 def read_examples(path: Path) -> list[Example]:
@@ -264,8 +280,10 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
     """Every example of ``split`` ("train" | "heldout"), shuffled deterministically; read from
     (or written to) ``cache`` (a folder) when given — building takes minutes."""
     path = None
+    spans = wikiqa_spans()
     if cache is not None:
-        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION]).encode()).hexdigest()[:10]
+        kept = sorted(f"{k}|{v}" for k, v in spans.items() if v)  # which spans, so another file is another cache
+        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION, kept]).encode()).hexdigest()[:10]
         path = cache / f"examples-{split}-{tag}.jsonl"
         if path.is_file():
             return read_examples(path)
@@ -286,7 +304,7 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
         out.extend(_typed(_aligned_english(), split, rng))
     for name in ("wikiqa_train.tsv.gz", "wikiqa_dev.tsv.gz", "wikiqa_test.tsv.gz"):
         if files is None or name in files:
-            out.extend(_wikiqa(root / name, split, rng))
+            out.extend(_wikiqa(root / name, split, rng, spans=spans))
     rng.shuffle(out)
     if path is not None:
         write_examples(path, out)
