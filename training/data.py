@@ -48,6 +48,7 @@ from desktop_kb.eval.faithfulness import ACCEPT, build_claims
 from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
 from desktop_kb.verify.verifier import led_by
+from training.wikiqa_spans import key as span_key
 from training.wikiqa_spans import question_text
 from training.wikiqa_spans import read as read_spans
 
@@ -257,7 +258,7 @@ def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2,
             sentence = r["Sentence"].strip()
             yield Example("verify", question, sentence, evidence_text(title, sentence), int(r["Label"]), "wikiqa",
                           "en", path.name)
-            span = (spans or {}).get(f"{r['QuestionID']}|{sentence}", "") if r["Label"] == "1" else ""
+            span = (spans or {}).get(span_key({"qid": r["QuestionID"], "sentence": sentence}), "") if r["Label"] == "1" else ""
             if span:
                 yield Example("verify", question, span, evidence_text(title, sentence), 1, "short_right", "en",
                               path.name)
