@@ -54,7 +54,7 @@ def key(row: dict[str, str]) -> str:
 
 def kept(question: str, sentence: str, span: str, score: float) -> str:
     """The span to train and calibrate on, or "": the judge answered (score ≥ 0, not "none"), in
-    at most ``MAX_WORDS`` words copied from the sentence (not the whole of it), and it says a word
+    at most ``MAX_WORDS`` words copied from the sentence (under 80% of its length), and it says a word
     the question does not."""
     span = span.strip().rstrip(".").strip()
     if score < 0 or not span or span.lower() == "none" or span not in sentence:
