@@ -310,3 +310,6 @@ def test_the_reader_report_counts_the_word_checks_refusals_and_draws_thresholds_
     cal = calibration({"heldout_claims": few})["fused"]
     assert set(cal["by_lang"]) == {"zh"} and cal["heldout_right_claims"] == {"en": MIN_RIGHT - 1, "zh": 100}
     assert cal["by_lang"]["zh"][0] <= cal["by_lang"]["zh"][1] and (cal["refuse_below"], cal["support_from"]) == (0.2, 0.5)
+    # enough English held-out right claims: still the verify head alone, unless English is asked for
+    assert set(calibration({"heldout_claims": held})["fused"]["by_lang"]) == {"zh"}
+    assert set(calibration({"heldout_claims": held}, ("en", "zh"))["fused"]["by_lang"]) == {"en", "zh"}
