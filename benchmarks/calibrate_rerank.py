@@ -64,7 +64,8 @@ def collect(args: argparse.Namespace) -> dict[str, object]:
 
             searched = rewrite_queries(lib, views, {q: judged[q] for q in qids}, args.rewrite, prep.cache_dir,
                                        on_progress=_every(25, "rewritten"))
-        for i, qid in enumerate(qids):
+        tick = _every(25, "queries")
+        for i, qid in enumerate(qids, 1):
             hits, _ = search_mode(lib, views, searched[qid], "hybrid-convex", recall=100, reranker=None)
             head = hits[:args.candidates]
             t0 = time.perf_counter()
@@ -73,8 +74,7 @@ def collect(args: argparse.Namespace) -> dict[str, object]:
             records.append({"qid": qid, "docs": [prep.doc_id(h.chunk.path) for h in hits],
                             "fused": [float(h.score) for h in head], "rerank": [float(s) for s in scores],
                             "rerank_ms": round(ms, 1), "searched": searched[qid]})
-            if (i + 1) % 25 == 0:
-                print(f"{i + 1}/{len(qids)} queries", file=sys.stderr)
+            tick(i, len(qids))
     return {"dataset": str(args.dataset), "reranker": str(ce.folder), "qrels": {q: ds.qrels[q] for q in qids},
             "records": records}
 

@@ -52,8 +52,8 @@ from training.wikiqa_spans import key as span_key
 from training.wikiqa_spans import question_text
 from training.wikiqa_spans import read as read_spans
 
-__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "read_examples", "shared_train", "split_of",
-           "write_examples"]
+__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "lang_of", "read_examples", "shared_train",
+           "split_of", "write_examples"]
 
 ROOT = Path(__file__).resolve().parents[1]
 # what each SQuAD-format file may give: claims (it has answers) and/or rerank pairs
@@ -109,7 +109,8 @@ def article_key(ds_name: str, title: str) -> str:
     return f"{ds_name}:{title}"
 
 
-def _lang(text: str) -> str:
+def lang_of(text: str) -> str:
+    """An example's language, from its question: "zh" where over 30% of its letters are CJK."""
     return "zh" if cjk_ratio(text) > 0.3 else "en"
 
 
@@ -180,7 +181,7 @@ def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int
         claim = _MARK.sub("", c.answer).strip()
         text = evidence_for(claim, cited.chunk.heading_path[0] if cited.chunk.heading_path else "",
                             cited.chunk.text, rng)
-        yield Example("verify", c.question, claim, text, int(c.kind in ACCEPT), c.kind, _lang(c.question), ds.name)
+        yield Example("verify", c.question, claim, text, int(c.kind in ACCEPT), c.kind, lang_of(c.question), ds.name)
     unanswerable = [i for i in ds.items if not i.answerable]
     if unanswerable_max and len(unanswerable) > unanswerable_max:
         unanswerable = rng.sample(unanswerable, unanswerable_max)
@@ -194,7 +195,7 @@ def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int
         s, e = max(spans, key=lambda sp: _overlap(item.question, doc.text[sp[0]:sp[1]]))
         if e - s >= 8:
             yield Example("verify", item.question, doc.text[s:e], evidence_text(doc.title, doc.text[s:e]), 0,
-                          "unanswerable", _lang(item.question), ds.name)
+                          "unanswerable", lang_of(item.question), ds.name)
 
 
 def _typed(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
@@ -207,7 +208,7 @@ def _typed(ds: QADataset, split: str, rng: random.Random) -> Iterator[Example]:
             continue
         for kind, claim in typed_claims(item, doc.text, rng):
             yield Example("verify", item.question, claim, evidence_for(claim, doc.title, doc.text, rng), 0, kind,
-                          _lang(item.question), ds.name)
+                          lang_of(item.question), ds.name)
 
 
 def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1) -> Iterator[Example]:
@@ -219,7 +220,7 @@ def _rerank(ds: QADataset, split: str, rng: random.Random, per_question: int = 1
         doc = ds.corpus.get(item.context_id)
         if doc is None or split_of(article_key(ds.name, doc.title)) != split:
             continue
-        lang = _lang(item.question)
+        lang = lang_of(item.question)
         yield Example("rerank", item.question, "", evidence_text(doc.title, doc.text), 1, "rerank_own", lang, ds.name)
         same = [d for d in by_title[doc.title] if d != doc.id]
         for _ in range(per_question):

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from training.data import Example, write_examples
+from training.data import Example, lang_of, write_examples
 
 __all__ = ["main", "mine"]
 
@@ -31,7 +31,6 @@ def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, de
     from desktop_kb.eval.retrieval import kb_views, search_mode
     from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
-    from desktop_kb.text.tokenize import cjk_ratio
 
     meta = json.loads((dataset / "META.json").read_text(encoding="utf-8"))
     if meta.get("split") != "train":
@@ -57,9 +56,9 @@ def mine(dataset: Path, data_dir: Path, *, limit: int | None, negatives: int, de
                 seen.add(doc)
             if pos is None:  # its paragraph was not retrieved at all: nothing the app would rerank
                 continue
-            lang = "zh" if cjk_ratio(question) > 0.3 else "en"
-            rows = [Example("rerank", question, "", pos, 1, "rerank_mined_own", lang, qid.split(":")[0])]
-            rows += [Example("rerank", question, "", t, 0, "rerank_mined", lang, qid.split(":")[0]) for t in neg]
+            lang, source = lang_of(question), qid.split(":")[0]
+            rows = [Example("rerank", question, "", pos, 1, "rerank_mined_own", lang, source)]
+            rows += [Example("rerank", question, "", t, 0, "rerank_mined", lang, source) for t in neg]
             out.extend(rows)
             if (i + 1) % 250 == 0:
                 print(f"mined {i + 1}/{len(qids)}", file=sys.stderr)
