@@ -66,6 +66,8 @@ def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, 
         ds = load_squad(train_dir / name)
         for doc_id, doc in ds.corpus.items():
             corpus[doc_id] = {"title": doc.title, "text": doc.text}
+        if lang == "en-zh":  # the questions are English ones, paired by _cross
+            continue
         for item in ds.items:
             doc = ds.corpus.get(item.context_id)
             if doc is None or split_of(article_key(ds.name, doc.title)) != split:
