@@ -8,7 +8,9 @@ cosine above a floor, the answer's sentence likewise. The English answer span is
 where it can be: the Chinese answer's Latin letters or digits, in order, in the aligned English
 sentence (names kept in Latin script, years, counts), a numeral, a capitalised name close in
 meaning. Else (data version 4) by meaning: the word run of the sentence closest to the Chinese
-answer, kept only when it is close and clear of every other run; else the question is left out.
+answer, kept only when it is close and clear of every other run; else (data version 6) the span
+the app's LLM judge reads in that sentence, where it is close in meaning to the Chinese answer
+(training/aligned_spans.py); else the question is left out.
 
 What comes out is an English :class:`QADataset` (answerable items with their recovered span,
 unanswerable ones flagged), on which :func:`desktop_kb.eval.faithfulness.build_claims` builds every
@@ -53,6 +55,7 @@ _STOP = {"the", "a", "an", "in", "on", "at", "it", "its", "this", "that", "these
          "there", "after", "before", "during", "however", "although", "while", "when", "as", "by", "for", "from",
          "with", "since", "some", "many", "most", "all", "both", "each", "other", "unlike", "despite", "because"}
 Embed = Callable[[Sequence[str]], np.ndarray]
+Read = Callable[[dict, str, str], str]  # (an English question, its answer's sentence, the Chinese answer) → span
 
 
 def _mutual(a: np.ndarray, b: np.ndarray, floor: float) -> list[tuple[int, int]]:
@@ -146,9 +149,12 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed,
-                     agree: list[tuple[str, str | None]] | None = None) -> list[tuple[dict, str, bool]]:
+                     agree: list[tuple[str, str | None]] | None = None,
+                     read: Read | None = None) -> list[tuple[dict, str, bool]]:
     """(the English question, its English answer span or "", answerable) for aligned questions.
-    ``agree`` (a check) collects (the span found by string, the phrase match's) where the first is found."""
+    ``agree`` (a check) collects (the span found by string, the phrase match's) where the first is found.
+    ``read`` is asked last, where neither match finds a span: (the English question, its aligned
+    sentence, the Chinese answer) → a span or "" (data version 6: training/aligned_spans.py)."""
     zq, eq = zp["qas"], ep["qas"]
     pairs = _mutual(embed_q([q["question"] for q in zq]), embed_q([q["question"] for q in eq]), QUESTION_FLOOR)
     zs, es = _sentences(zp["context"]), _sentences(ep["context"])
@@ -173,14 +179,17 @@ def _align_paragraph(zp: dict, ep: dict, embed_q: Embed, embed_p: Embed,
         if span and agree is not None:
             agree.append((span, _phrase_span(ans["text"], sentence, embed_p)))
         span = span or _phrase_span(ans["text"], sentence, embed_p)
+        if not span and read is not None:
+            span = read(eq[j], sentence, ans["text"])
         if span:
             out.append((eq[j], span, True))
     return out
 
 
 def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[str], None] = print,
-                    agree: list[tuple[str, str | None]] | None = None) -> QADataset:
-    """The English half as a labelled :class:`QADataset` (only what aligned)."""
+                    agree: list[tuple[str, str | None]] | None = None, read: Read | None = None) -> QADataset:
+    """The English half as a labelled :class:`QADataset` (only what aligned; ``read``: see
+    :func:`_align_paragraph`)."""
     zh = json.loads((root / "chinesesquad_zh.json").read_text(encoding="utf-8"))
     en_path = root / "squad2_testhalf_en_unlabelled.json"
     en = {a["title"]: a for a in json.loads(en_path.read_text(encoding="utf-8"))["data"]}
@@ -196,7 +205,8 @@ def aligned_english(root: Path, embed_q: Embed, embed_p: Embed, log: Callable[[s
         for i, j in _mutual(embed_p([p["context"] for p in zparas]), embed_p([p["context"] for p in eparas]), PARA_FLOOR):
             ep = eparas[j]
             doc_id = f"squad-en-{title}-{j}"
-            rows = _align_paragraph(zparas[i], ep, embed_q, embed_p, agree)
+            titled = None if read is None else (lambda q, s, zh, t=title: read({**q, "title": t}, s, zh))
+            rows = _align_paragraph(zparas[i], ep, embed_q, embed_p, agree, titled)
             if not rows:
                 continue
             corpus[doc_id] = Document(doc_id, title.replace("_", " "), ep["context"])

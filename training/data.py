@@ -23,6 +23,10 @@ a wrong answer of the answer's own kind from its own passage (``typed_short``, `
 ``typed_roles``): the bare-answer negatives ``build_claims`` gives only where a paragraph has
 several questions.
 
+English bare answers the aligned pair's two matches cannot pin (a common noun, a phrase, a
+clause) come, from data version 6, from the app's own judge reading the aligned English sentence
+(``training/aligned_spans.py``), where its file is there.
+
 The split is by article (a hash of its title), so no paragraph of a held-out article is trained on:
 ``heldout`` is what thresholds are calibrated on. An English article of the translated pair
 (the aligned claims, the unlabelled English rerank pairs) goes where its Chinese translation goes
@@ -48,6 +52,7 @@ from desktop_kb.eval.faithfulness import ACCEPT, build_claims
 from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
 from desktop_kb.verify.verifier import led_by
+from training.aligned_spans import read as read_aligned
 from training.wikiqa_spans import key as span_key
 from training.wikiqa_spans import question_text
 from training.wikiqa_spans import read as read_spans
@@ -67,10 +72,12 @@ SQUAD_FILES = {
 # (training/align_en.py); needs the installed ONNX embedder, so it is a name of its own
 ALIGNED_EN = "squad_en_aligned"
 UNANSWERABLE_EN_MAX = 700  # the aligned English half is mostly adversarial unanswerable questions
-DATA_VERSION = 5  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article;
+DATA_VERSION = 6  # 2: the aligned English claims; 3: typed distractors, English split by its Chinese article;
 # 4: English spans found by meaning too (align_en._phrase_span); 5: WikiQA's answering sentences' spans
-# (training/wikiqa_spans.py) as bare right answers, where that file is there
+# (training/wikiqa_spans.py) as bare right answers, where that file is there; 6: aligned English
+# questions neither match finds, with the judge's span (training/aligned_spans.py), where that file is there
 WIKIQA_SPANS = ROOT / "training" / ".cache" / "wikiqa-spans.jsonl"
+ALIGNED_SPANS = ROOT / "training" / ".cache" / "aligned-spans.jsonl"
 TRANSLATED_EN = (ALIGNED_EN, "squad2_testhalf_en_unlabelled")  # English of chinesesquad_zh's articles
 HELDOUT_SHARE = 10  # one article in ten is held out
 _MARK = re.compile(r"\s*\[\d+\]")
@@ -168,7 +175,9 @@ def _aligned_english() -> QADataset:
     from training.align_en import aligned_english, onnx_embedders
 
     queries, passages = onnx_embedders(e5_onnx_dir(load_settings()))
-    return aligned_english(shared_train(), queries, passages, log=lambda m: print(m, file=sys.stderr))
+    spans = aligned_spans()
+    return aligned_english(shared_train(), queries, passages, log=lambda m: print(m, file=sys.stderr),
+                           read=(lambda q, _sentence, _zh: spans.get(q["id"], "")) if spans else None)
 
 
 def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int = 0) -> Iterator[Example]:
@@ -240,6 +249,12 @@ def wikiqa_spans() -> dict[str, str]:
     return read_spans(WIKIQA_SPANS) if WIKIQA_SPANS.is_file() else {}
 
 
+def aligned_spans() -> dict[str, str]:
+    """training/aligned_spans.py's kept spans (English question id → span, "" where none was
+    kept); empty where the file was not made."""
+    return read_aligned(ALIGNED_SPANS) if ALIGNED_SPANS.is_file() else {}
+
+
 def _wikiqa(path: Path, split: str, rng: random.Random, negatives: int = 2,
             spans: dict[str, str] | None = None) -> Iterator[Example]:
     """Each question's answering sentences, and at most ``negatives`` of its other sentences; an
@@ -284,7 +299,9 @@ def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cac
     path = None
     spans = wikiqa_spans()
     if cache is not None:
-        kept = sorted(f"{k}|{v}" for k, v in spans.items() if v)  # which spans, so another file is another cache
+        # which spans, so another file is another cache
+        kept = sorted(f"{k}|{v}" for k, v in spans.items() if v)
+        kept += sorted(f"aligned:{k}|{v}" for k, v in aligned_spans().items() if v)
         tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION, kept]).encode()).hexdigest()[:10]
         path = cache / f"examples-{split}-{tag}.jsonl"
         if path.is_file():

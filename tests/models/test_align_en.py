@@ -28,6 +28,7 @@ GROUPS = [
     ["洛杉矶是最大的城市。", "Los Angeles is the largest city."],
     ["洛杉矶", "Los Angeles"],
     ["经济中心", "economic centre"],
+    ["南加州包括什么？", "What does Southern California include?"],
 ]
 
 
@@ -77,11 +78,13 @@ def files(tmp_path):
         {"id": "z3", "question": GROUPS[3][0], "is_impossible": False,
          "answers": [{"text": "洛杉矶", "answer_start": zh_context.index("洛杉矶")}]},
         {"id": "z4", "question": GROUPS[4][0], "is_impossible": True, "answers": []},
+        {"id": "z5", "question": GROUPS[9][0], "is_impossible": False,  # no string, name or close run
+         "answers": [{"text": "县", "answer_start": zh_context.index("县")}]},
     ]}]}]}
     en = {"data": [{"title": "Southern_California", "paragraphs": [{"context": en_context, "qas": [
         {"id": "e-b", "question": GROUPS[2][1]}, {"id": "e-a", "question": GROUPS[1][1]},
         {"id": "e-c", "question": GROUPS[3][1]}, {"id": "e-d", "question": GROUPS[4][1]},
-        {"id": "e-x", "question": "A question with no counterpart?"},
+        {"id": "e-x", "question": "A question with no counterpart?"}, {"id": "e-e", "question": GROUPS[9][1]},
     ]}]}]}
     (tmp_path / "chinesesquad_zh.json").write_text(json.dumps(zh, ensure_ascii=False), encoding="utf-8")
     (tmp_path / "squad2_testhalf_en_unlabelled.json").write_text(json.dumps(en), encoding="utf-8")
@@ -92,8 +95,23 @@ def test_questions_align_by_meaning_and_carry_the_chinese_labels(files):
     ds = aligned_english(files, _embed, _embed, log=lambda _m: None)
     got = {item.id: (item.answerable, item.answers) for item in ds.items}
     assert got == {"e-a": (True, ("SoCal",)), "e-b": (True, ("10",)), "e-c": (True, ("Los Angeles",)),
-                   "e-d": (False, ())}  # e-x has no Chinese counterpart: left out
+                   "e-d": (False, ())}  # e-x has no Chinese counterpart; e-e no span found: left out
     (doc,) = ds.corpus.values()
     assert doc.title == "Southern California" and doc.text == GROUPS[0][1]
     for item in ds.items:
         assert all(a in doc.text for a in item.answers)  # every span is in the English paragraph
+
+
+def test_where_no_match_finds_a_span_the_reader_given_is_asked_with_the_aligned_sentence(files):
+    asked = []
+
+    def read(question: dict, sentence: str, zh_answer: str) -> str:
+        asked.append((question["id"], question["title"], sentence, zh_answer))
+        return "counties" if question["id"] == "e-e" else ""
+
+    ds = aligned_english(files, _embed, _embed, log=lambda _m: None, read=read)
+    assert asked == [("e-e", "Southern_California", GROUPS[5][1], "县")]  # only where nothing else found one
+    got = {item.id: item.answers for item in ds.items if item.answerable}
+    assert got["e-e"] == ("counties",) and got["e-a"] == ("SoCal",)
+    ds = aligned_english(files, _embed, _embed, log=lambda _m: None, read=lambda *_a: "")
+    assert "e-e" not in {item.id for item in ds.items}  # the reader found nothing: left out as before
