@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from desktop_kb.eval.datasets import sample_ids
+from desktop_kb.eval.datasets import QADataset, sample_ids
 from training.data import SQUAD_FILES, article_key, load_squad, shared_train, split_of
 
 __all__ = ["FILES", "build_set", "main", "write_set"]
@@ -33,11 +33,11 @@ LANGS = (*FILES, "en-zh")  # en-zh: English questions over the Chinese corpus, e
 # paragraph's Chinese translation (chinesesquad_zh holds the same articles, paragraph for paragraph)
 
 
-def _cross(train_dir: Path, split: str) -> tuple[dict[str, str], dict[str, str]]:
-    """English questions (query id → text) and the Chinese paragraph each belongs to."""
+def _cross(train_dir: Path, split: str, zh: QADataset) -> tuple[dict[str, str], dict[str, str]]:
+    """English questions (query id → text) and the paragraph of ``zh`` (chinesesquad_zh, loaded by
+    the caller) each belongs to."""
     from training.align_en import TITLES
 
-    zh = load_squad(train_dir / "chinesesquad_zh.json")
     zh_article = {doc.title: doc_id.rsplit("-", 2)[-2] for doc_id, doc in zh.corpus.items()}
     en = load_squad(train_dir / EN_FILE)
     to_zh = {e: z for z, e in TITLES.items()}
@@ -62,8 +62,9 @@ def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, 
     corpus: dict[str, dict[str, str]] = {}
     queries: dict[str, str] = {}
     rel: dict[str, str] = {}
+    loaded: dict[str, QADataset] = {}
     for name in files or FILES["zh" if lang == "en-zh" else lang]:
-        ds = load_squad(train_dir / name)
+        ds = loaded[name] = load_squad(train_dir / name)
         for doc_id, doc in ds.corpus.items():
             corpus[doc_id] = {"title": doc.title, "text": doc.text}
         if lang == "en-zh":  # the questions are English ones, paired by _cross
@@ -76,7 +77,8 @@ def build_set(train_dir: Path, lang: str, split: str, limit: int | None = None, 
             if qid not in queries:
                 queries[qid], rel[qid] = item.question, doc.id
     if lang == "en-zh":
-        queries, rel = _cross(train_dir, split)
+        zh = loaded.get("chinesesquad_zh.json") or load_squad(train_dir / "chinesesquad_zh.json")
+        queries, rel = _cross(train_dir, split, zh)
     chosen = sample_ids(sorted(queries), limit)
     return corpus, {q: queries[q] for q in chosen}, {q: rel[q] for q in chosen}
 
