@@ -176,8 +176,13 @@ def _aligned_english() -> QADataset:
 
     queries, passages = onnx_embedders(e5_onnx_dir(load_settings()))
     spans = aligned_spans()
+
+    def read(q: dict, sentence: str, _zh: str) -> str:  # a span read in another sentence is no span here
+        span = spans.get(q["id"], "")
+        return span if span and span in sentence else ""
+
     return aligned_english(shared_train(), queries, passages, log=lambda m: print(m, file=sys.stderr),
-                           read=(lambda q, _sentence, _zh: spans.get(q["id"], "")) if spans else None)
+                           read=read if spans else None)
 
 
 def _claims(ds: QADataset, split: str, rng: random.Random, unanswerable_max: int = 0) -> Iterator[Example]:
