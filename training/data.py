@@ -57,7 +57,7 @@ from training.wikiqa_spans import key as span_key
 from training.wikiqa_spans import question_text
 from training.wikiqa_spans import read as read_spans
 
-__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "lang_of", "read_examples", "shared_train",
+__all__ = ["SQUAD_FILES", "Example", "article_key", "build", "cache_file", "lang_of", "read_examples", "shared_train",
            "split_of", "write_examples"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,17 +298,22 @@ def write_examples(path: Path, rows: Sequence[Example]) -> None:
     os.replace(tmp, path)
 
 
+def cache_file(cache: Path, split: str, seed: int = 13, files: Sequence[str] | None = None) -> Path:
+    """Where :func:`build` keeps ``split``'s examples in ``cache``: named by everything they are
+    built from (the data version, the files, the seed, and which span files' spans are kept)."""
+    kept = sorted(f"{k}|{v}" for k, v in wikiqa_spans().items() if v)
+    kept += sorted(f"aligned:{k}|{v}" for k, v in aligned_spans().items() if v)
+    tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION, kept]).encode()).hexdigest()[:10]
+    return cache / f"examples-{split}-{tag}.jsonl"
+
+
 def build(split: str, seed: int = 13, *, files: Sequence[str] | None = None, cache: Path | None = None) -> list[Example]:
     """Every example of ``split`` ("train" | "heldout"), shuffled deterministically; read from
     (or written to) ``cache`` (a folder) when given — building takes minutes."""
     path = None
     spans = wikiqa_spans()
     if cache is not None:
-        # which spans, so another file is another cache
-        kept = sorted(f"{k}|{v}" for k, v in spans.items() if v)
-        kept += sorted(f"aligned:{k}|{v}" for k, v in aligned_spans().items() if v)
-        tag = hashlib.sha1(json.dumps([split, seed, sorted(files or []), DATA_VERSION, kept]).encode()).hexdigest()[:10]
-        path = cache / f"examples-{split}-{tag}.jsonl"
+        path = cache_file(cache, split, seed, files)
         if path.is_file():
             return read_examples(path)
     rng = random.Random(seed)
