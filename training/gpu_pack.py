@@ -59,10 +59,9 @@ def unpack(src: Path = PACK, cache: Path = CACHE, splits: tuple[str, ...] = SPLI
     if not src.is_dir():
         raise SystemExit(f"no pack in {src}: run `python -m training.gpu_pack pack` and carry training/.cache/gpu")
     cache.mkdir(parents=True, exist_ok=True)
-    for name in (data.WIKIQA_SPANS.name, data.ALIGNED_SPANS.name):
-        if (src / name).is_file():
-            shutil.copy2(src / name, {data.WIKIQA_SPANS.name: data.WIKIQA_SPANS,
-                                      data.ALIGNED_SPANS.name: data.ALIGNED_SPANS}[name])
+    for target in (data.WIKIQA_SPANS, data.ALIGNED_SPANS):
+        if (src / target.name).is_file():
+            shutil.copy2(src / target.name, target)
     for gz in sorted(src.glob("*.jsonl.gz")):
         with gzip.open(gz, "rb") as fh, (cache / gz.name[:-3]).open("wb") as out:
             shutil.copyfileobj(fh, out)
