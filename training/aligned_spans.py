@@ -63,16 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--limit", type=int, default=None, help="ask at most this many questions")
     args = ap.parse_args(argv)
-    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
     from desktop_kb.models.e5_onnx import e5_onnx_dir
     from desktop_kb.settings import load_settings
-    from desktop_kb.verify.judge import judge_messages
     from training.align_en import aligned_english, onnx_embedders
-    from training.data import evidence_text, shared_train
+    from training.data import shared_train
 
-    done = set()
-    if args.out.is_file():
-        done = {json.loads(line)["qid"] for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()}
+    done = wikiqa_spans.asked(args.out, "qid")
     todo: list[dict[str, str]] = []
 
     def collect(q: dict, sentence: str, zh_answer: str) -> str:
@@ -85,20 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     aligned_english(shared_train(), embed_q, embed_p, log=lambda m: print(m, file=sys.stderr), read=collect)
     todo = todo[:args.limit]
     print(f"{len(todo)} questions to ask ({len(done)} asked before)", file=sys.stderr)
-    gen = LlamaCppGenerator(args.model, args.model.stem)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", encoding="utf-8") as fh:
-        for i, r in enumerate(todo, 1):
-            got = gen.answer_span(judge_messages(r["question"], evidence_text(r["title"], r["sentence"])))
-            if got is None:
-                raise SystemExit(f"{args.model} has no chat template")
-            span = got.span.strip().rstrip(".").strip()
-            fh.write(json.dumps({**r, "span": got.span, "score": round(got.score, 3),
-                                 "sim": round(_cosine(embed_p, span, r["zh_answer"]), 4),
-                                 "model": args.model.name}, ensure_ascii=False) + "\n")
-            fh.flush()
-            if i % 50 == 0 or i == len(todo):
-                print(f"{i}/{len(todo)} questions", file=sys.stderr)
+
+    def sim(row: dict[str, str], reply: str) -> dict[str, float]:
+        return {"sim": round(_cosine(embed_p, reply.strip().rstrip(".").strip(), row["zh_answer"]), 4)}
+
+    wikiqa_spans.ask_judge(args.model, todo, args.out, "questions", sim)
     return 0
 
 

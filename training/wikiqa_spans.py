@@ -23,8 +23,9 @@ import gzip
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("wikiqa_train.tsv.gz", "wikiqa_dev.tsv.gz", "wikiqa_test.tsv.gz")
@@ -76,32 +77,48 @@ def read(path: Path) -> dict[str, str]:
     return out
 
 
+def asked(path: Path, field: str) -> set[str]:
+    """The ``field`` of every row already written to ``path`` (what a resumed run does not ask again)."""
+    if not path.is_file():
+        return set()
+    return {json.loads(line)[field] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+
+
+def ask_judge(model: Path, rows: list[dict[str, str]], out: Path, unit: str,
+              extra: Callable[[dict[str, str], str], dict[str, Any]] | None = None) -> None:
+    """Each row's question to the judge's span call over its sentence led by its title, as the app
+    makes it (``judge_messages``, ``answer_span``: greedy), appended to ``out`` as the row with the
+    reply, its score, ``extra(row, reply)`` and the model's name; progress on stderr in ``unit``."""
+    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
+    from desktop_kb.verify.judge import judge_messages
+    from training.data import evidence_text
+
+    gen = LlamaCppGenerator(model, model.stem)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as fh:
+        for i, r in enumerate(rows, 1):
+            got = gen.answer_span(judge_messages(r["question"], evidence_text(r["title"], r["sentence"])))
+            if got is None:
+                raise SystemExit(f"{model} has no chat template")
+            fh.write(json.dumps({**r, "span": got.span, "score": round(got.score, 3),
+                                 **(extra(r, got.span) if extra else {}), "model": model.name},
+                                ensure_ascii=False) + "\n")
+            fh.flush()
+            if i % 50 == 0 or i == len(rows):
+                print(f"{i}/{len(rows)} {unit}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, required=True, help="a GGUF chat model (the app's judge: Qwen2.5 1.5B)")
     ap.add_argument("--out", type=Path, default=ROOT / "training" / ".cache" / "wikiqa-spans.jsonl")
     ap.add_argument("--limit", type=int, default=None)
     args = ap.parse_args(argv)
-    from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
-    from desktop_kb.verify.judge import judge_messages
-    from training.data import evidence_text, shared_train
+    from training.data import shared_train
 
-    done = set()
-    if args.out.is_file():
-        done = {json.loads(line)["key"] for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()}
-    todo = [r for r in answering(shared_train()) if key(r) not in done][:args.limit]
-    gen = LlamaCppGenerator(args.model, args.model.stem)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", encoding="utf-8") as fh:
-        for i, r in enumerate(todo, 1):
-            read_ = gen.answer_span(judge_messages(r["question"], evidence_text(r["title"], r["sentence"])))
-            if read_ is None:
-                raise SystemExit(f"{args.model} has no chat template")
-            fh.write(json.dumps({"key": key(r), **r, "span": read_.span, "score": round(read_.score, 3),
-                                 "model": args.model.name}, ensure_ascii=False) + "\n")
-            fh.flush()
-            if i % 50 == 0 or i == len(todo):
-                print(f"{i}/{len(todo)} sentences", file=sys.stderr)
+    done = asked(args.out, "key")
+    todo = [{"key": key(r), **r} for r in answering(shared_train()) if key(r) not in done][:args.limit]
+    ask_judge(args.model, todo, args.out, "sentences")
     return 0
 
 
