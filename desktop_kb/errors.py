@@ -9,7 +9,8 @@ The CLI maps errors to exit codes with :func:`exit_code`; the GUI shows them thr
     DesktopKBError
     ├── Cancelled                 user pressed Cancel / Ctrl-C (never shown as an error)
     ├── ConfigError               bad settings file, bad option value
-    │   └── FilterError           a hostile or malformed search filter
+    │   ├── FilterError           a hostile or malformed search filter
+    │   └── QuestionTooLong       a question longer than the LLM's prompt can hold
     ├── ModelError                a model is missing, fails to load, or does not match the KB
     │   ├── ModelNotInstalled
     │   └── EmbedderMismatch      (also a NeedsReembed)
@@ -47,6 +48,7 @@ __all__ = [
     "NeedsReembed",
     "NoExtractableText",
     "PasswordProtected",
+    "QuestionTooLong",
     "StoreError",
     "UnsupportedFile",
     "exit_code",
@@ -87,6 +89,11 @@ class FilterError(ConfigError):
     def __init__(self, message: str, hint: str | None = None, *, param: str = "filter") -> None:
         super().__init__(message, hint)
         self.param = param  # the request field it is about (the local API names it)
+
+
+class QuestionTooLong(ConfigError):
+    default_hint = "Ask a shorter question; to ask about a long text, add it to a knowledge base and ask about it."
+    param = "messages"  # the local API names the request field
 
 
 class ModelError(DesktopKBError):
@@ -137,6 +144,9 @@ class IndexMissing(StoreError, NeedsReembed):
 
 class OwnerScopeRequired(FilterError):
     default_hint = "Search with an owner, e.g. --filter owner=NAME (the app: the owner filter)."
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint, param="owner")
 
 
 def human_size(n: int) -> str:

@@ -56,9 +56,23 @@ def test_filters_parse_and_reject_hostile_values():
     assert f.tags == ("a", "b", "c") and f.folders == ("/docs",)
     assert f.mtime_from == 1704067200 and f.mtime_to == 1800000000
     for bad in (["nope"], ["color=red"], ["tag=\x00evil"], ["tag=" + "x" * 2000], ["mtime_from=yesterday"],
-                ["mtime_from=2025-01-01", "mtime_to=2024-01-01"], ["tag=" + ",".join(["t"] * 300)]):
+                ["mtime_from=2025-01-01", "mtime_to=2024-01-01"], ["tag=" + ",".join(["t"] * 300)],
+                ["owner=\ud800"], ["mtime_from=999999999999"], ["mtime_to=-99999999999"]):
         with pytest.raises(FilterError):
             parse_filters(bad)
+    for bad, field in ((["owner=\ud800"], "owner"), (["mtime_to=-99999999999"], "mtime_to"), (["tag="], "tag")):
+        with pytest.raises(FilterError) as caught:
+            parse_filters(bad)
+        assert caught.value.param == field  # the local API names the field
+
+
+def test_the_stores_own_filters_take_any_file_name():
+    """Paths the ingest filters by are not user input: a newline or a long name is a file's real name."""
+    from desktop_kb.protocols import SearchFilter
+    from desktop_kb.store.filters import conditions
+
+    odd = "/docs/new\nline\tname.txt", "/" + "d" * 2000 + ".txt"
+    assert conditions(SearchFilter(paths=odd))[0].any_of == odd
 
 
 def test_settings_is_frozen(tmp_path):

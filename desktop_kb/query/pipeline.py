@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import QuestionTooLong
 from ..progress import CancelToken, timed
 from ..protocols import (
     ChatMessage,
@@ -28,6 +29,7 @@ from ..protocols import (
     YesNoScorer,
 )
 from ..settings import QuerySettings
+from ..text.budget import estimate_tokens
 from ..types import (
     FIRST_TOKEN,
     STAGE_CHECKING,
@@ -47,7 +49,11 @@ from .retrieve import KBView
 from .search import Found, SearchModels, TocReader, search
 from .sections import map_reduce
 
-__all__ = ["REFUSAL", "Events", "Models", "Sources", "answer"]
+__all__ = ["MAX_QUESTION_TOKENS", "REFUSAL", "Events", "Models", "Sources", "answer", "check_question"]
+
+# A question's share of the LLM's 4,096-token prompt (about 4,600 English or 1,100 Chinese
+# characters): the passages, the history and the instructions need the rest.
+MAX_QUESTION_TOKENS = 1000
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,13 @@ class Draft:
     prompt_tokens: int | None
 
 
+def check_question(question: str) -> None:
+    """QuestionTooLong for a question that would crowd the passages out of the prompt."""
+    tokens = estimate_tokens(question)
+    if tokens > MAX_QUESTION_TOKENS:
+        raise QuestionTooLong(f"The question is too long: about {tokens} tokens, at most {MAX_QUESTION_TOKENS}.")
+
+
 def answer(
     question: str,
     sources: Sources,
@@ -108,6 +121,7 @@ def answer(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     question = " ".join(question.split())
+    check_question(question)
     history = list(history)[-q.history_turns:] if q.history_turns > 0 else []
     events.stage(STAGE_SEARCHING)
     found = search(question, history, sources.views, SearchModels(models.embedder, models.reranker, models.small),

@@ -20,6 +20,9 @@ __all__ = ["PAYLOAD_INDEXES", "Condition", "conditions", "describe_filter", "par
 MAX_VALUE_LEN = 1024
 MAX_VALUES = 256
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone half of a UTF-16 pair (JSON can carry one)
+_FIRST_DAY = int(dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp())
+_LAST_DAY = int(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp())
 
 # payload field → index type (keyword | integer)
 PAYLOAD_INDEXES: dict[str, str] = {
@@ -54,7 +57,7 @@ def conditions(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) ->
         for key, values in (("tags", flt.tags), ("folder", flt.folders), ("owner", flt.owners),
                             ("path", flt.paths), ("doc_id", flt.doc_ids), ("chunk_id", flt.chunk_ids)):
             if values:
-                out.append(Condition(key, any_of=tuple(_check_value(v) for v in values)))
+                out.append(Condition(key, any_of=tuple(_as_text(v, key) for v in values)))
         if flt.mtime_from is not None or flt.mtime_to is not None:
             out.append(Condition("mtime", gte=flt.mtime_from, lte=flt.mtime_to))
         if flt.ingested_from is not None or flt.ingested_to is not None:
@@ -64,24 +67,40 @@ def conditions(flt: SearchFilter | None, exclude_doc_ids: Sequence[str] = ()) ->
     return out
 
 
-def _check_value(value: object) -> str:
+def _as_text(value: object, key: str) -> str:
+    """A value of a filter the store applies: text, not empty. What a person typed was checked
+    harder by :func:`parse_filters`; the ingest's own filters carry real file names, which may
+    hold a newline or be long."""
+    if not isinstance(value, str) or not value:
+        raise FilterError(f"{key}: a filter value must be text, not {type(value).__name__} {str(value)[:20]!r}.",
+                          param=key)
+    return value
+
+
+def _check_value(value: object, key: str = "filter") -> str:
     if not isinstance(value, str):
-        raise FilterError(f"Filter values must be text, got {type(value).__name__}.")
+        raise FilterError(f"Filter values must be text, got {type(value).__name__}.", param=key)
     if not value or len(value) > MAX_VALUE_LEN:
-        raise FilterError(f"Filter values must be 1 to {MAX_VALUE_LEN} characters long.")
+        raise FilterError(f"{key}: filter values must be 1 to {MAX_VALUE_LEN} characters long.", param=key)
     if _CONTROL.search(value):
-        raise FilterError("Filter values must not contain control characters.")
+        raise FilterError(f"{key}: filter values must not contain control characters.", param=key)
+    if _SURROGATE.search(value):  # not text: no store or tokenizer can encode it
+        raise FilterError(f"{key}: the value is not valid Unicode text.", param=key)
     return value
 
 
 def _parse_time(key: str, value: str, end_of_day: bool) -> int:
     value = value.strip()
     if re.fullmatch(r"-?\d{1,12}", value):
-        return int(value)
+        seconds = int(value)
+        if not _FIRST_DAY <= seconds <= _LAST_DAY:  # a date no message can show (year 1 to 9999)
+            raise FilterError(f"{key}: {seconds} seconds is not a date between the years 1 and 9999.", param=key)
+        return seconds
     try:
         day = dt.date.fromisoformat(value)
     except ValueError:
-        raise FilterError(f"{key} must be Unix seconds or a date like 2024-05-31, not {value[:40]!r}.") from None
+        raise FilterError(f"{key} must be Unix seconds or a date like 2024-05-31, not {value[:40]!r}.",
+                          param=key) from None
     moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, tzinfo=dt.UTC)
     return int(moment.timestamp())
 
@@ -103,9 +122,9 @@ def parse_filters(items: Iterable[str]) -> SearchFilter:
         if key in _LIST_KEYS:
             parts = [v.strip() for v in value.split(",")] if key in ("tag", "tags") else [value]
             for part in parts:
-                lists.setdefault(_LIST_KEYS[key], []).append(_check_value(part))
+                lists.setdefault(_LIST_KEYS[key], []).append(_check_value(part, key))
         elif key in _TIME_KEYS:
-            times: dict[str, Any] = {key: _parse_time(key, _check_value(value), _TIME_KEYS[key])}
+            times: dict[str, Any] = {key: _parse_time(key, _check_value(value, key), _TIME_KEYS[key])}
             flt = replace(flt, **times)
         else:
             raise FilterError(f"Unknown filter key {key[:40]!r}.")
@@ -116,7 +135,7 @@ def parse_filters(items: Iterable[str]) -> SearchFilter:
     for lo, hi in (("mtime_from", "mtime_to"), ("ingested_from", "ingested_to")):
         a, b = getattr(flt, lo), getattr(flt, hi)
         if a is not None and b is not None and a > b:
-            raise FilterError(f"{lo} is after {hi}: nothing can match.")
+            raise FilterError(f"{lo} is after {hi}: nothing can match.", param=lo)
     return flt
 
 
