@@ -18,15 +18,24 @@ valid token, 404 for an unknown model, 413 for a body over 256 KB, 400/422 namin
 
 # no `from __future__ import annotations` here: FastAPI reads the endpoints' annotations at run time
 import asyncio
+import functools
 import json
 import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import Cancelled, ConfigError, DesktopKBError, KnowledgeBaseNotFound, user_message
+from ..errors import (
+    Cancelled,
+    ConfigError,
+    DesktopKBError,
+    KnowledgeBaseNotFound,
+    QuestionTooLong,
+    user_message,
+)
 from ..progress import CancelToken
-from .schemas import MAX_BODY_BYTES, ChatRequest, SearchRequest
+from .guard import Guard, error_response
+from .schemas import ChatRequest, SearchRequest
 from .service import Busy, Service, answer_record, hit_record
 from .tokens import TokenStore
 
@@ -35,12 +44,7 @@ __all__ = ["create_app"]
 HEARTBEAT_S = 2.0
 
 
-def _error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None,
-           headers: dict[str, str] | None = None) -> Any:
-    from fastapi.responses import JSONResponse
-
-    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}},
-                        status_code=status, headers=headers)
+_error = error_response
 
 
 def _known_error(exc: DesktopKBError) -> Any:
@@ -50,6 +54,8 @@ def _known_error(exc: DesktopKBError) -> Any:
         return _error(429, text, "rate_limit_error", code="queue_full", headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, KnowledgeBaseNotFound):
         return _error(404, text, "invalid_request_error", "model", "model_not_found")
+    if isinstance(exc, QuestionTooLong):
+        return _error(400, text, "invalid_request_error", exc.param, "context_length_exceeded")
     if isinstance(exc, ConfigError):  # a bad filter value, an owner scope the base requires
         return _error(400, text, "invalid_request_error", getattr(exc, "param", "filter"), "invalid_filter")
     return _error(500, text, "server_error", code=type(exc).__name__)
@@ -59,28 +65,15 @@ def create_app(service: Service, tokens: TokenStore) -> Any:
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, StreamingResponse
+    from starlette.exceptions import HTTPException
 
     app = FastAPI(title="desktop-kb local API", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(Guard, tokens=tokens)
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Any) -> Any:
-        """Body size first (by its declared length, then as read), then the token."""
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
-            return _error(413, f"The request body is over {MAX_BODY_BYTES // 1024} KB.", "invalid_request_error",
-                          code="body_too_large")
-        auth = request.headers.get("authorization", "")
-        scheme, _, secret = auth.partition(" ")
-        if scheme.lower() != "bearer" or tokens.check(secret.strip()) is None:
-            return _error(401, "A valid API token is needed: Authorization: Bearer <token> "
-                               "(create one in the app or with `desktop-kb api token create NAME`).",
-                          "authentication_error", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
-        if request.method == "POST":
-            body = await request.body()
-            if len(body) > MAX_BODY_BYTES:
-                return _error(413, f"The request body is over {MAX_BODY_BYTES // 1024} KB.", "invalid_request_error",
-                              code="body_too_large")
-        return await call_next(request)
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Any:  # 404, 405, a body that is not text
+        return _error(exc.status_code, str(exc.detail), "invalid_request_error", code=f"http_{exc.status_code}",
+                      headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Any:
@@ -110,11 +103,14 @@ def create_app(service: Service, tokens: TokenStore) -> Any:
     @app.post("/v1/chat/completions")
     async def chat(req: ChatRequest, request: Request) -> Any:
         flt = req.filters()
-        service.kbs(req.model)  # an unknown model is a 404 before anything queues
-        service.queue.check_room()  # a full queue is a 429, also for a streamed reply
+        # what would stop it is a 4xx before anything queues, and a full queue a 429, also when streamed
+        await asyncio.to_thread(service.check, req.question(), req.model, flt)
+        place = service.queue.reserve()
         cancel = CancelToken()
-        job = asyncio.ensure_future(asyncio.to_thread(
-            service.ask, req.question(), req.model, flt, req.history(), reading_order=req.reading_order, cancel=cancel))
+        job = asyncio.get_running_loop().run_in_executor(service.executor, functools.partial(
+            service.ask, req.question(), req.model, flt, req.history(), reading_order=req.reading_order,
+            cancel=cancel, place=place))
+        job.add_done_callback(_retrieved)
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if req.stream:
             return StreamingResponse(_stream(job, cancel, cid, created, req.model), media_type="text/event-stream",
@@ -139,6 +135,12 @@ def create_app(service: Service, tokens: TokenStore) -> Any:
     return app
 
 
+def _retrieved(job: asyncio.Future[Any]) -> None:
+    """Mark a job's exception as seen (a stream whose client left never reads it)."""
+    if not job.cancelled():
+        job.exception()
+
+
 def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None,
            extra: dict[str, Any] | None = None) -> str:
     body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -159,10 +161,8 @@ async def _stream(job: asyncio.Future[Any], cancel: CancelToken, cid: str, creat
                 yield ": working\n\n"
         try:
             answer = job.result()
-        except DesktopKBError as exc:
-            message, hint = user_message(exc)
-            code = "queue_full" if isinstance(exc, Busy) else type(exc).__name__
-            yield f"data: {json.dumps({'error': {'message': f'{message} {hint}'.strip(), 'code': code}})}\n\n"
+        except DesktopKBError as exc:  # after the 200: the error as an event, in the error's shape
+            yield f"data: {bytes(_known_error(exc).body).decode()}\n\n"
             return
         words = answer.text.split(" ")
         for k in range(0, len(words), 8):  # the checked text, a few words a chunk

@@ -9,9 +9,10 @@ the same parser (:func:`desktop_kb.store.filters.parse_filters`).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from ..errors import FilterError
 from ..protocols import SearchFilter
@@ -23,6 +24,7 @@ MAX_BODY_BYTES = 256 * 1024
 MAX_TEXT = 8000
 _LISTS = ("tag", "tags", "folder", "owner", "path", "doc_id")
 _TIMES = ("mtime_from", "mtime_to", "ingested_from", "ingested_to")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Filters(BaseModel):
@@ -34,10 +36,10 @@ class Filters(BaseModel):
     owner: str | list[str] | None = None
     path: str | list[str] | None = None
     doc_id: str | list[str] | None = None
-    mtime_from: str | int | None = None
-    mtime_to: str | int | None = None
-    ingested_from: str | int | None = None
-    ingested_to: str | int | None = None
+    mtime_from: str | StrictInt | None = None  # true is no time
+    mtime_to: str | StrictInt | None = None
+    ingested_from: str | StrictInt | None = None
+    ingested_to: str | StrictInt | None = None
 
     def to_filter(self) -> SearchFilter:
         """The validated filter (FilterError, a 4xx naming it, for a bad value)."""
@@ -98,6 +100,8 @@ class ChatRequest(_Common):
             raise ValueError("the last message must be the user's question, with text")
         if any(len(m.text()) > MAX_TEXT for m in asked):
             raise ValueError(f"a user message may have at most {MAX_TEXT} characters")
+        if any(_SURROGATE.search(m.text()) for m in messages):  # JSON can carry half a UTF-16 pair
+            raise ValueError("a message is not valid Unicode text")
         return messages
 
     def question(self) -> str:

@@ -10,15 +10,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import DesktopKBError, KnowledgeBaseNotFound
 from ..progress import CancelToken
 from ..protocols import SearchFilter
+from ..query.pipeline import check_question
 from ..types import Answer, Hit
 
-__all__ = ["ALL_MODEL", "AnswerQueue", "Busy", "Service", "answer_record", "hit_record"]
+__all__ = ["ALL_MODEL", "AnswerQueue", "Busy", "Place", "Service", "answer_record", "hit_record"]
 
 ALL_MODEL = "desktop-kb"  # every knowledge base
 KB_PREFIX = "kb:"
@@ -32,35 +34,62 @@ class Busy(DesktopKBError):
         self.retry_after = retry_after
 
 
+class Place:
+    """A question's place in the answer queue, held from when it is accepted until its answer is
+    done or given up; released once."""
+
+    def __init__(self, queue: AnswerQueue) -> None:
+        self._queue: AnswerQueue | None = queue
+
+    def release(self) -> None:
+        queue, self._queue = self._queue, None
+        if queue is not None:
+            queue._leave()
+
+
 class AnswerQueue:
-    """One answer at a time (the model is one), at most ``max_waiting`` more queued behind it."""
+    """One answer at a time (the model is one), at most ``max_waiting`` more queued behind it. A
+    question counts from when it is accepted (:meth:`reserve`), not from when a thread picks it up,
+    and a waiting question whose client has gone leaves the queue within ``POLL_S``."""
+
+    POLL_S = 0.2
 
     def __init__(self, max_waiting: int = 4, seconds_per_answer: int = 30) -> None:
         self.max_waiting = max(0, int(max_waiting))
         self.seconds_per_answer = seconds_per_answer
         self._count = threading.Lock()
         self._model = threading.Lock()
-        self.queued = 0  # waiting or running
+        self.queued = 0  # accepted: waiting or running
 
-    def check_room(self) -> None:
-        """Busy when a new question would not fit (checked before a streamed reply starts)."""
+    def reserve(self) -> Place:
+        """A place in the queue; Busy at once when it is full (one running, max_waiting behind it)."""
         with self._count:
             if self.queued >= self.max_waiting + 1:
                 raise Busy(self.seconds_per_answer * self.queued)
+            self.queued += 1
+        return Place(self)
+
+    def _leave(self) -> None:
+        with self._count:
+            self.queued -= 1
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold the model (blocking); Busy at once when the queue is full."""
-        with self._count:
-            if self.queued >= self.max_waiting + 1:  # one running, max_waiting behind it
-                raise Busy(self.seconds_per_answer * self.queued)
-            self.queued += 1
+    def slot(self, place: Place | None = None, cancel: CancelToken | None = None) -> Iterator[None]:
+        """Hold the model (blocking) for a question in ``place`` (reserved here when None), which
+        is released after; Cancelled as soon as ``cancel`` is set while it waits."""
+        place = place or self.reserve()
         try:
-            with self._model:
+            while not self._model.acquire(timeout=self.POLL_S):
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+            try:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
                 yield
+            finally:
+                self._model.release()
         finally:
-            with self._count:
-                self.queued -= 1
+            place.release()
 
 
 def _span_text(text: str, start: int, s: int, e: int) -> str:
@@ -108,6 +137,9 @@ class Service:
         self.lib = lib
         self.queue = queue or AnswerQueue()
         self._search = threading.Lock()
+        # the answers' own threads, one per place in the queue: questions waiting for the model
+        # never hold the threads a search runs on, and none waits uncounted for a thread
+        self.executor = ThreadPoolExecutor(max_workers=self.queue.max_waiting + 1, thread_name_prefix="desktop-kb-answer")
 
     def models(self) -> list[str]:
         return [ALL_MODEL, *(KB_PREFIX + name for name in self.lib.list_kbs())]
@@ -123,17 +155,29 @@ class Service:
 
     def ask(self, question: str, model: str, flt: SearchFilter, history: Sequence[tuple[str, str]] = (), *,
             reading_order: bool = False, cancel: CancelToken | None = None,
-            on_stage: Callable[[str, int], None] | None = None) -> Answer:
-        kbs = self.kbs(model)
+            on_stage: Callable[[str, int], None] | None = None, place: Place | None = None) -> Answer:
+        """The answer through the queue: in ``place`` when the caller reserved one (released here)."""
+        try:
+            kbs = self.kbs(model)
+        except BaseException:
+            if place is not None:
+                place.release()
+            raise
         asked = time.perf_counter()
-        with self.queue.slot():
+        with self.queue.slot(place, cancel):
             waited = round((time.perf_counter() - asked) * 1000, 1)
-            if cancel is not None:
-                cancel.raise_if_cancelled()
             answer = self.lib.ask(question, kbs=kbs, flt=None if flt.is_empty() else flt, history=history,
                                   reading_order=reading_order, cancel=cancel, on_stage=on_stage)
         answer.timings_ms["queue"] = waited  # time waiting for the model behind other questions
         return answer
+
+    def check(self, question: str, model: str, flt: SearchFilter) -> None:
+        """What would stop a question before the model is asked (a question too long, an owner the
+        base requires, an unknown base), raised before it queues: a 4xx, also for a streamed reply."""
+        check_question(" ".join(question.split()))
+        kbs = self.kbs(model)
+        with self._search:
+            self.lib.views(kbs, None if flt.is_empty() else flt)
 
     def search(self, query: str, model: str, flt: SearchFilter, top_k: int, mode: str) -> list[Hit]:
         kbs = self.kbs(model)

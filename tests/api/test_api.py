@@ -107,7 +107,14 @@ def test_a_non_loopback_bind_is_refused_without_the_flag():
     (json.dumps({"model": "desktop-kb"}).encode(), 422, "messages"),
     (json.dumps({"messages": [{"role": "user", "content": "x"}], "stream": "sometimes"}).encode(), 422, "stream"),
     (json.dumps({"messages": [{"role": "assistant", "content": "x"}]}).encode(), 422, "messages"),
-    (json.dumps({"messages": [{"role": "user", "content": "x"}], "mtime_from": "yesterday"}).encode(), 400, "filter"),
+    (json.dumps({"messages": [{"role": "user", "content": "x"}], "mtime_from": "yesterday"}).encode(), 400,
+     "mtime_from"),
+    (json.dumps({"messages": [{"role": "user", "content": "x"}], "mtime_from": 999999999999}).encode(), 400,
+     "mtime_from"),  # a date no message can show (was a 500)
+    (json.dumps({"messages": [{"role": "user", "content": "x"}], "mtime_to": True}).encode(), 400, "mtime_to"),
+    (json.dumps({"messages": [{"role": "user", "content": "x"}], "owner": "\ud800"}).encode(), 400, "owner"),
+    (json.dumps({"messages": [{"role": "user", "content": "hotel \ud800"}]}).encode(), 422, "messages"),
+    (json.dumps({"messages": [{"role": "user", "content": "差" * 7990}]}).encode(), 400, "messages"),  # > the prompt
     (json.dumps({"messages": [{"role": "user", "content": "x"}], "tag": {"$ne": 1}}).encode(), 400, "tag"),
     (json.dumps({"messages": [{"role": "user", "content": "x"}], "model": "kb:nope"}).encode(), 404, "model"),
     (json.dumps({"messages": [{"role": "user", "content": "x" * 300_000}]}).encode(), 413, None),
@@ -121,6 +128,16 @@ def test_bad_requests_get_a_clear_4xx_naming_the_field(serve, body, status, para
     assert err["message"] and "Traceback" not in r.text
     if param:
         assert err["param"] is not None and err["param"].startswith(param), err
+
+
+def test_errors_outside_the_endpoints_have_the_same_shape(serve):
+    s = serve()
+    for r, status in ((httpx.get(s.url + "/v1/search", headers=s.headers()), 405),
+                      (httpx.get(s.url + "/v1/nothing", headers=s.headers()), 404),
+                      (httpx.post(s.url + "/v1/search", content=b'{"query": "caf\xe9"}',
+                                  headers={**s.headers(), "Content-Type": "application/json"}), 400)):
+        assert r.status_code == status, r.text
+        assert set(r.json()["error"]) == {"message", "type", "param", "code"}, r.text
 
 
 def test_a_full_queue_answers_429_with_retry_after(serve):
