@@ -141,6 +141,13 @@ class Service:
         # never hold the threads a search runs on, and none waits uncounted for a thread
         self.executor = ThreadPoolExecutor(max_workers=self.queue.max_waiting + 1, thread_name_prefix="desktop-kb-answer")
 
+    def requires_owner(self, name: str) -> bool:
+        """Whether the knowledge base ``name`` is searched only for an owner (KnowledgeBaseNotFound
+        for an unknown one)."""
+        if name not in self.lib.list_kbs():
+            raise KnowledgeBaseNotFound(f"No knowledge base {name!r}.")
+        return bool(self.lib.manifest(name).get_meta("require_owner"))
+
     def models(self) -> list[str]:
         return [ALL_MODEL, *(KB_PREFIX + name for name in self.lib.list_kbs())]
 
