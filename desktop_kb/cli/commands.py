@@ -106,6 +106,14 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 for k, v in s.to_json().items():
                     print(f"{k}: {v}")
+        elif args.kb_command == "docs":
+            rows = lib.documents(args.name)
+            if args.json:
+                print_json([{"path": r.path, "doc_id": r.doc_id, "title": r.title, "chunks": r.chunks,
+                             "tags": list(r.tags), "owner": r.owner} for r in rows])
+            for r in rows if not args.json else ():
+                print(f"{r.path}\t{r.chunks} passages" + (f"\ttags {','.join(r.tags)}" if r.tags else "")
+                      + (f"\towner {r.owner}" if r.owner else ""))
         elif args.kb_command == "delete":
             lib.delete_kb(args.name)
             if args.json:
@@ -169,7 +177,7 @@ def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
               + ", ".join(map(str, folders)), file=sys.stderr)
 
         def ingest(paths: list[Path]) -> None:
-            paths = to_ingest(paths, (r.path for r in lib.documents(args.kb)))
+            paths = to_ingest(paths, (r.path for r in lib.documents(args.kb)), folders)
             if not paths or cancel.cancelled:
                 return
             report = lib.ingest(args.kb, paths, cancel=cancel)

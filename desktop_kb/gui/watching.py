@@ -63,7 +63,7 @@ class Watching(QObject):
 
     def _wanted(self, kb: str, paths: list[str]) -> list[str]:
         """Changed paths that exist, or that were indexed (deletions); never a vanished temp file."""
-        return [str(p) for p in to_ingest(paths, (r.path for r in self.lib.documents(kb)))]
+        return [str(p) for p in to_ingest(paths, (r.path for r in self.lib.documents(kb)), self.folders(kb))]
 
     def stop(self) -> None:
         for _, watcher in self._watchers.values():

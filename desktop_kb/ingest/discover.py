@@ -97,11 +97,10 @@ def discover(
             root = root.resolve(strict=False)
         except OSError:
             pass
-        resolved_roots.append(root)
         if not root.exists():
-            if str(root) not in known and not any(p.startswith(str(root) + os.sep) for p in known):
-                result.failed.append(FileFailure(str(root), f"{root} does not exist.", "Check the path."))
+            _missing_root(root, known, result, resolved_roots)
             continue
+        resolved_roots.append(root)
         folder = str(root if root.is_dir() else root.parent)
         if any(str(root) == s or str(root).startswith(s + os.sep) for s in skip):
             result.failed.append(FileFailure(str(root), f"{root} is inside desktop-kb's own data folder.",
@@ -114,6 +113,10 @@ def discover(
             if key in seen:
                 continue
             seen.add(key)
+            if not _utf8(key):
+                result.failed.append(FileFailure(_printable(key), f"The name of {_printable(path.name)} is not "
+                                                 "valid text (UTF-8).", "Rename the file, then add it again."))
+                continue
             try:
                 st = path.stat()
                 row = known.get(key)
@@ -132,13 +135,57 @@ def discover(
                 result.changed.append(src)
             else:
                 result.unchanged.append(src)
+    _gone(known, seen, resolved_roots, result)
+    return result
+
+
+def _utf8(path: str) -> bool:
+    """Whether a path is text (a name in another encoding comes from the OS as lone surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(path: str) -> str:
+    """The name as its bytes, those that are no UTF-8 written \\xff."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _missing_root(root: Path, known: Mapping[str, DocumentRow], result: Discovery, roots: list[Path]) -> None:
+    """A path asked for that is not there. A file that was indexed is deleted; a folder that was
+    is kept, whole, and said so: it may be moved, renamed or on a drive that is not plugged in
+    (`kb remove` removes it on purpose)."""
+    if str(root) in known:
+        roots.append(root)
+        return
+    under = sum(1 for p in known if p.startswith(str(root) + os.sep))
+    if under:
+        result.failed.append(FileFailure(str(root), f"{root} is not there: its {under} documents stay in the "
+                                         "knowledge base (moved, renamed, or on a drive not plugged in?).",
+                                         "Reconnect it and add it again; to remove them: desktop-kb kb remove "
+                                         "NAME FOLDER."))
+    else:
+        result.failed.append(FileFailure(str(root), f"{root} does not exist.", "Check the path."))
+
+
+def _gone(known: Mapping[str, DocumentRow], seen: set[str], roots: list[Path], result: Discovery) -> None:
+    """Known files under the roots walked that are no longer there: deleted. One that cannot be
+    looked at (a folder made unreadable) is kept and reported."""
     for known_path in known:
         if known_path in seen:
             continue
-        under = any(known_path == str(r) or known_path.startswith(str(r) + os.sep) for r in resolved_roots)
-        if under and not Path(known_path).exists():
+        if not any(known_path == str(r) or known_path.startswith(str(r) + os.sep) for r in roots):
+            continue
+        try:
+            os.stat(known_path)
+        except (FileNotFoundError, NotADirectoryError):
             result.deleted.append(known_path)
-    return result
+        except OSError as exc:
+            result.failed.append(FileFailure(known_path, f"Cannot read {Path(known_path).name}: "
+                                             f"{exc.strerror or exc}; it stays as it was indexed.",
+                                             "Check the folder's permissions."))
 
 
 def mtime_ns(path: str) -> int:

@@ -35,15 +35,21 @@ def watched_folders(folders: Iterable[str]) -> list[Path]:
     return out
 
 
-def to_ingest(paths: Iterable[str | Path], known: Iterable[str]) -> list[Path]:
+def to_ingest(paths: Iterable[str | Path], known: Iterable[str], folders: Iterable[str | Path] = ()) -> list[Path]:
     """The changed paths worth an ingest: those that exist, and those that were indexed (a deleted
-    file or folder); never a temporary file that came and went."""
+    file; a deleted folder as the indexed files it held, which an ingest then removes, since it
+    keeps a missing folder it is asked for); never a temporary file that came and went. A watched
+    folder that is gone (``folders``: an unplugged drive, a renamed folder) is left as it was
+    indexed."""
     known = list(known)
-    out = []
+    roots = [Path(f) for f in folders]
+    out: list[Path] = []
     for p in map(Path, paths):
         s = str(p)
-        if p.exists() or any(k == s or k.startswith(s + os.sep) for k in known):
+        if p.exists() or s in known:
             out.append(p)
+        elif not any(p == r or p in r.parents for r in roots):
+            out.extend(Path(k) for k in known if k.startswith(s + os.sep))
     return out
 
 
