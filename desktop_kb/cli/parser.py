@@ -64,6 +64,7 @@ def _add_ingest(sub: Any, handler: Handler) -> None:
 _KB_COMMANDS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("list", None, ()),
     ("stats", None, ("name",)),
+    ("docs", "the documents of a knowledge base: path, passages, tags, owner", ("name",)),
     ("delete", None, ("name",)),
     ("reembed", None, ("name",)),
     ("check", "compare manifest, stored text and index; report what is wrong (exit 1 if anything)", ("name",)),
@@ -78,6 +79,21 @@ _KB_COMMANDS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("toc", "a document's table of contents (sections, pages, token estimates)", ("name", "path")),
     ("remove", "remove files from a knowledge base", ("name", "paths+")),
 )
+
+
+def _count(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (else a usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low} to {high}, not {value}")
+        return value
+
+    return parse
 
 
 def _add_kb(sub: Any, handler: Handler) -> None:
@@ -109,7 +125,7 @@ def _add_watch_and_search(sub: Any, watch: Handler, search: Handler) -> None:
     se = sub.add_parser("search", help="hybrid retrieval without generation (debug view)")
     se.add_argument("query")
     se.add_argument("--kb", action="append", help="knowledge base (repeatable; default: all)")
-    se.add_argument("--top-k", type=int, default=5)
+    se.add_argument("--top-k", type=_count(1, 200), default=5, help="how many passages (1 to 200; default 5)")
     se.add_argument("--filter", action="append", help="key=value (repeatable)")
     se.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     se.add_argument("--json", action="store_true")

@@ -22,7 +22,8 @@ def select_documents(rows: dict[str, DocumentRow], paths: Iterable[str | Path]) 
         key = str(Path(given).expanduser().resolve(strict=False))
         hits = [r for p, r in rows.items() if p == key or p.startswith(key.rstrip(os.sep) + os.sep)]
         if not hits:
-            raise ConfigError(f"{given} is not in this knowledge base.", "Check the path (kb stats lists files).")
+            raise ConfigError(f"{given} is not in this knowledge base.",
+                              "Check the path (`desktop-kb kb docs NAME` lists its files).")
         chosen.update((r.path, r) for r in hits)
     return [chosen[p] for p in sorted(chosen)]
 

@@ -43,7 +43,7 @@ class DocumentsMixin:
             if key in rows:
                 return rows[key].doc_id
         raise ConfigError(f"{path} is not in the knowledge base {name!r}.",
-                          f"`desktop-kb kb list-docs {name}` lists what it holds.")
+                          f"`desktop-kb kb docs {name}` lists what it holds.")
 
     def document_chunks(self, name: str, doc_id: str) -> list[Chunk]:
         """Every chunk of one document, in reading order."""

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ConfigError, EmbedderMismatch, IndexMissing, KnowledgeBaseNotFound, OwnerScopeRequired
 from ..ingest import reembed as reembedding
 from ..ingest.manifest import DocumentRow, Manifest, peek_meta
+from ..ingest.metadata import select_documents
 from ..ingest.ocr import load_pages
 from ..ingest.pipeline import IngestTarget, ingest, recover, remove_documents
 from ..progress import CancelToken, ProgressCallback, null_progress
@@ -304,11 +305,13 @@ class Library(AdminMixin, DocumentsMixin):
         return report
 
     def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:
+        """Remove files, or every document under a folder; ConfigError for a path not in the base
+        (before anything is removed)."""
         target = self._target(name)
         recover(target)
+        rows = select_documents(target.manifest.documents(), paths)
         avg = float(target.manifest.get_meta("bm25_avg_len") or 100.0)
-        return remove_documents(target, [str(Path(p).expanduser().resolve()) for p in paths],
-                                self.sparse_encoder(avg))
+        return remove_documents(target, [r.path for r in rows], self.sparse_encoder(avg))
 
     # -- query -------------------------------------------------------------------------------------
     def views(self, kbs: Sequence[str] | None, flt: SearchFilter | None = None) -> list[Any]:
@@ -349,6 +352,8 @@ class Library(AdminMixin, DocumentsMixin):
         """Hybrid retrieval without generation (the retrieval debug view)."""
         from ..query.retrieve import retrieve
 
+        if not query.strip():
+            raise ConfigError("The search is empty.", "Type what to look for.")
         q = self.settings.query
         result = retrieve([query], self.views(kbs, flt), self.embedder, flt=flt, recall=max(q.recall, top_k or 0),
                           rrf_k=q.rrf_k, adaptive=q.adaptive_fusion, mode=mode)  # type: ignore[arg-type]
@@ -379,8 +384,9 @@ class Library(AdminMixin, DocumentsMixin):
         """Answer from the documents. ``on_token`` streams the first attempt; when a citation
         correction retry happens, ``on_restart`` is called and the retry streams too (without
         ``on_restart`` retries are not streamed: the returned Answer has the final text)."""
-        from ..query.pipeline import Events, Models, Sources, answer
+        from ..query.pipeline import Events, Models, Sources, answer, check_question
 
+        check_question(" ".join(question.split()))  # empty or too long: said before any model loads
         asked = tuple(kbs) if kbs else tuple(self.list_kbs())
         sources = Sources(self.views(kbs, flt), self.document_toc, self.document_chunks, asked)
         # the answer model first: a missing one fails with a clear message before any search

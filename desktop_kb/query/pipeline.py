@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import QuestionTooLong
+from ..errors import ConfigError, QuestionTooLong
 from ..progress import CancelToken, timed
 from ..protocols import (
     ChatMessage,
@@ -100,7 +100,10 @@ class Draft:
 
 
 def check_question(question: str) -> None:
-    """QuestionTooLong for a question that would crowd the passages out of the prompt."""
+    """ConfigError for an empty question; QuestionTooLong for one that would crowd the passages out
+    of the prompt."""
+    if not question.strip():
+        raise ConfigError("The question is empty.", "Type a question.")
     tokens = estimate_tokens(question)
     if tokens > MAX_QUESTION_TOKENS:
         raise QuestionTooLong(f"The question is too long: about {tokens} tokens, at most {MAX_QUESTION_TOKENS}.")

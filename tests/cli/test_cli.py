@@ -45,6 +45,11 @@ def test_ingest_search_kb_commands(data, capsys):
     assert stats["documents"] == 2 and stats["embedder"] == "test/hash-embedder"
     assert main(["--data-dir", str(d), "kb", "list", "--json"]) == 0
     assert [k["name"] for k in _json(capsys)] == ["k1"]
+    assert main(["--data-dir", str(d), "kb", "docs", "k1", "--json"]) == 0
+    listed = _json(capsys)
+    assert [Path(r["path"]).name for r in listed] == ["a.md", "b.md"] and listed[0]["tags"] == ["fin", "2024"]
+    assert main(["--data-dir", str(d), "kb", "docs", "k1"]) == 0
+    assert capsys.readouterr().out.count("passages") == 2
     assert main(["--data-dir", str(d), "kb", "rename", "k1", "k2"]) == 0
     capsys.readouterr()
     assert main(["--data-dir", str(d), "kb", "delete", "k2", "--json"]) == 0
@@ -59,6 +64,14 @@ def test_usage_errors_have_messages_and_codes(data, capsys):
     err = capsys.readouterr().err
     assert "error:" in err and "hint:" in err
     assert main(["--data-dir", str(d), "ingest", str(d / "nowhere"), "--kb", "bad/name"]) == 2
+    for top_k in ("0", "-1", "99999999999999999999", "many"):  # a usage error, not a slice or a traceback
+        with pytest.raises(SystemExit) as stop:
+            main(["--data-dir", str(d), "search", "x", "--top-k", top_k])
+        assert stop.value.code == 2
+    assert "--top-k" in capsys.readouterr().err
+    for command in (["search", " "], ["ask", ""]):  # nothing to look for: said at once, no model run
+        assert main(["--data-dir", str(d), *command]) == 2
+        assert "is empty" in capsys.readouterr().err
 
 
 def test_core_never_imports_qt():
