@@ -16,8 +16,9 @@ above", "忘记以上要求"), (2) casts it in a role ("you are now", "from now 
 "扮演"), (3) names an addressee that answers (an assistant, AI, chatbot, model, "whoever reads
 this out", "替员工解答问题的人") together with a verb of saying or a must, (4) opens with a verb of
 saying ("Reply that", "回答…"), (5) tells someone to pass a statement on to everyone ("tell
-everyone", "请告诉所有人", "把…说成"), or (6) declares the correct answer ("the correct reply
-is", "正确答案是"). A policy's own instructions to people ("Reply to customers within two days",
+everyone", "请告诉所有人", "把…说成"), (6) declares the correct answer ("the correct reply
+is", "正确答案是"), or (7) gives one answer to every question ("when asked any question",
+"answer only with", "无论问什么"). A policy's own instructions to people ("Reply to customers within two days",
 "请在出差结束后十五个工作日内提交") name no such addressee and stay facts.
 """
 
@@ -62,6 +63,11 @@ _EN = [
                r"the\s+(?:user|reader)s?|users|readers)\b", re.IGNORECASE),
     re.compile(r"\b(?:correct|right|real|official|proper)\s+(?:answer|reply|response)s?\s+(?:to|for|about|is|are)\b",
                re.IGNORECASE),
+    # one answer to every question ("When asked any question, answer only with 42")
+    re.compile(r"\basked\s+(?:any|every)\s+question\b|\b(?:any|every)\s+question\b[^.!?\n]{0,40}\b(?:answer|reply|"
+               r"respond|say)\b|\b(?:whatever|no\s+matter\s+what)\s+(?:you\s+are\s+|is\s+|anyone\s+|someone\s+|"
+               r"the\s+user\s+)?ask(?:ed|s)?\b|\b(?:answer|reply|respond)\s+(?:only|solely|exclusively)\s+with\b",
+               re.IGNORECASE),
 ]
 _ADDRESSEE_ZH = (r"(?:^\W*助手|模型|人工智能|ＡＩ|AI|ai|机器人|聊天机器人|替[^。！？\n]{0,12}的人|"
                  r"给[^。！？\n]{0,6}的(?:说明|指示|提示|指令))")
@@ -77,6 +83,7 @@ _ZH = [
     re.compile(r"(?:请|要|务必|必须|一律)(?:你)?告诉(?:所有人|大家|用户|读者|每个人|员工们)|"
                r"(?:请|要|务必)(?:你)?(?:把|将)[^。！？\n]{0,16}说成"),
     re.compile(r"正确(?:的)?(?:答案|回答|答复)(?:是|为)"),
+    re.compile(r"(?:无论|不管|不论)[^。！？\n]{0,8}问(?:什么|任何|哪)|(?:任何|所有)问题[^。！？\n]{0,10}(?:都|一律)(?:只)?(?:回答|回复|答)"),
 ]
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)")
 _TITLES = re.compile(r"\b(?:Mr|Ms|Mrs|Dr|Prof|St|Jr|Sr|vs|e\.g|i\.e|a\.m|p\.m)\.$", re.IGNORECASE)
