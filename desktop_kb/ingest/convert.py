@@ -37,6 +37,7 @@ from .images import IMAGE_EXTENSIONS, convert_image
 from .ocr import OcrOptions
 from .odf import ODF_EXTENSIONS, convert_odf
 from .pdf import convert_pdf, join_pages
+from .zipcheck import check_unpacked
 
 __all__ = ["DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS", "convert", "decode_text", "unsupported_reason"]
 
@@ -44,6 +45,7 @@ DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
 _TEXT_EXTS = frozenset({".md", ".markdown", ".txt", ".text", ".rst", ".log", ".json"})
 _CSV_EXTS = frozenset({".csv", ".tsv"})
+_MARKUP_EXTS = frozenset({".html", ".htm", ".xhtml", ".xml"})
 _ZIP_EXTS = {".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX", ".epub": "EPUB"}
 # The part each zip-based format must contain (markitdown reads any other zip as an archive listing).
 _ZIP_MAIN_PART = {
@@ -117,6 +119,10 @@ def convert(
             raise UnsupportedFile(f"{name} is too large ({mb:.0f} MB; limit {limit:.0f} MB).")
         if size == 0:
             raise NoExtractableText(f"{name} is empty.")
+        if ext in _ZIP_EXTS or ext in ODF_EXTENSIONS:
+            check_unpacked(path)
+        if ext in _MARKUP_EXTS:  # random bytes named .html: markitdown would index them as mojibake
+            decode_text(path.read_bytes()[:1_000_000], name)
         if ext == ".pdf":
             doc = convert_pdf(path, pdf_password, ocr)
         elif ext in IMAGE_EXTENSIONS:

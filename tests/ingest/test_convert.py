@@ -256,6 +256,27 @@ def test_html_title_and_text(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------ refusals
 
 
+def test_a_zip_that_unpacks_to_too_much_text_is_refused_before_it_is_read(tmp_path, monkeypatch) -> None:
+    from desktop_kb.ingest import zipcheck
+
+    monkeypatch.setattr(zipcheck, "MAX_UNPACKED_TEXT", 1024 * 1024)
+    plain = make_docx(tmp_path / "plain.docx", [("", "A. " * 400_000)])  # 1.2 MB of XML
+    path = tmp_path / "inflated.docx"
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            out.writestr(info.filename, src.read(info))
+    assert path.stat().st_size < 100_000  # what the file-size limit sees
+    with pytest.raises(UnsupportedFile, match=r"inflated\.docx unpacks to 1 MB of text \(limit 1 MB\)"):
+        convert(path)
+    monkeypatch.setattr(zipcheck, "MAX_UNPACKED_TEXT", 10 * 1024 * 1024)
+    assert "A. A." in convert(path).markdown  # under the limit it is read as before
+
+
+def test_random_bytes_named_html_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFile, match="binary"):
+        convert(write(tmp_path, "page.html", os.urandom(3000)))
+
+
 def test_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFile, match=r"archive\.7z"):
         convert(write(tmp_path, "archive.7z", b"7z\xbc\xaf"))
