@@ -14,6 +14,7 @@ existing base unless asked.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import json
 import re
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..diskspace import FRESH_STORE, MARGIN, ensure_free, guard
-from ..errors import ConfigError, CorruptFile, EmbedderMismatch
+from ..errors import ConfigError, CorruptFile, DesktopKBError, EmbedderMismatch
 from ..ingest.discover import sha256_file
 from ..ingest.manifest import Manifest
 from ..protocols import Embedder, SparseVec, StoredPoint, VectorStore
@@ -45,7 +46,7 @@ _META_KEYS = ("embedder", "dim", "sparse", "chunker", "bm25_avg_len", "bm25_len_
 def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, out: Path) -> dict[str, Any]:
     """Write ``name`` to the archive ``out`` (atomically; on a full disk nothing is left behind
     and ``DiskFull`` names the folder); returns its header."""
-    out = Path(out)
+    out = _target_file(Path(out))
     # the points file is written next to the archive (not to /tmp, often a small RAM disk); the
     # archive is about as large as the points file, the docs and the manifest together
     need = 2 * (store.count(name) * POINT_BYTES + _size(kb_dir)) + MARGIN
@@ -82,6 +83,19 @@ def export_kb(name: str, kb_dir: Path, store: VectorStore, manifest: Manifest, o
     return header
 
 
+def _target_file(out: Path) -> Path:
+    """The archive's path, checked: a file name in a folder that exists."""
+    if not out.name or out.is_dir():
+        raise ConfigError(f"{out} is a folder, not a file name.", "Give the archive a file name, e.g. work.kbx.")
+    if not out.parent.is_dir():
+        raise ConfigError(f"The folder {out.parent} does not exist.", "Create it first, or choose another folder.")
+    return out
+
+
+def _damaged(name: str, what: str) -> CorruptFile:
+    return CorruptFile(f"{name} is damaged: {what}.", "Export it again from the computer it came from.")
+
+
 def _size(folder: Path) -> int:
     """The bytes the files under ``folder`` take (its docs and manifest; the store's sparse
     mapped files count by their disk use)."""
@@ -98,7 +112,11 @@ def _size(folder: Path) -> int:
 
 def read_header(archive: Path) -> dict[str, Any]:
     """The archive's header, after checking its format, member names and checksums."""
-    name = Path(archive).name
+    archive = Path(archive)
+    name = archive.name
+    if not archive.is_file():
+        raise ConfigError(f"{archive} is {'a folder' if archive.is_dir() else 'not there'}: no archive to import.",
+                          "Give the path of a file written by `desktop-kb kb export`.")
     try:
         with zipfile.ZipFile(archive) as zf:
             header = json.loads(zf.read(HEADER))
@@ -107,16 +125,21 @@ def read_header(archive: Path) -> dict[str, Any]:
             if header.get("format") != FORMAT or not isinstance(files, dict):
                 raise CorruptFile(f"{name} is not a desktop-kb archive of a format this version reads.")
             if names != set(files) or not all(_MEMBER.fullmatch(m) for m in names):
-                raise CorruptFile(f"{name} has missing or unexpected members.")
+                raise _damaged(name, "it has missing or unexpected members")
+            meta = header.get("meta")
+            if not isinstance(meta, dict) or not isinstance(header.get("kb"), str) \
+                    or not isinstance(meta.get("dim"), int):
+                raise _damaged(name, "its header does not describe a knowledge base")
             for member, digest in files.items():
                 h = hashlib.sha256()
                 with zf.open(member) as fh:
                     while block := fh.read(1 << 20):
                         h.update(block)
                 if h.hexdigest() != digest:
-                    raise CorruptFile(f"{name} is damaged: {member} does not match its checksum.")
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError) as exc:
-        raise CorruptFile(f"{name} is damaged or not a desktop-kb archive.") from exc
+                    raise _damaged(name, f"{member} does not match its checksum")
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, AttributeError, OSError) as exc:
+        raise CorruptFile(f"{name} is damaged or not a desktop-kb archive.",
+                          "Give the path of a file written by `desktop-kb kb export`.") from exc
     return header
 
 
@@ -162,16 +185,22 @@ def _unpack(archive: Path, header: dict[str, Any], target: str, kb_dir: Path, st
         n = 0
         with zf.open("points.jsonl") as fh:
             batch: list[StoredPoint] = []
-            for line in fh:
-                rec = json.loads(line)
-                dense = np.frombuffer(base64.b64decode(rec["dense"]), dtype="<f4").astype(np.float32)
-                payload = dict(rec["payload"], kb=target)
-                batch.append(StoredPoint(rec["id"], dense, SparseVec(*map(tuple, rec["sparse"])), payload))
+            for k, line in enumerate(fh, 1):
+                try:
+                    rec = json.loads(line)
+                    dense = np.frombuffer(base64.b64decode(rec["dense"]), dtype="<f4").astype(np.float32)
+                    payload = dict(rec["payload"], kb=target)
+                    batch.append(StoredPoint(rec["id"], dense, SparseVec(*map(tuple, rec["sparse"])), payload))
+                except (KeyError, ValueError, TypeError, binascii.Error) as exc:
+                    raise _damaged(Path(archive).name, f"passage {k} of points.jsonl cannot be read") from exc
                 if len(batch) >= 256:
                     store.upsert(collection, batch)
                     n, batch = n + len(batch), []
             store.upsert(collection, batch)
             n += len(batch)
         store.flush(collection)
-    open_manifest().set_meta(imported_from=header["kb"])
+    try:
+        open_manifest().set_meta(imported_from=header["kb"])
+    except DesktopKBError as exc:  # the manifest we just unpacked: damaged, not in use
+        raise _damaged(Path(archive).name, "its manifest cannot be opened") from exc
     return n

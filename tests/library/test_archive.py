@@ -84,6 +84,49 @@ def test_damaged_foreign_or_mismatched_archives_are_refused(tmp_path):
         assert lib.list_kbs() == [] and not (tmp_path / "outside.txt").exists()
 
 
+def _rewritten(src_path: Path, dst_path: Path, change) -> Path:
+    """The archive with ``change(member, data)`` applied and its checksums made to match: damage a
+    checksum cannot see."""
+    import hashlib
+
+    with zipfile.ZipFile(src_path) as src:
+        members = {i.filename: src.read(i) for i in src.infolist()}
+    header = json.loads(members.pop("desktop-kb-archive.json"))
+    members = {m: change(m, data) for m, data in members.items()}
+    header["files"] = {m: hashlib.sha256(data).hexdigest() for m, data in members.items()}
+    header = change("desktop-kb-archive.json", header)
+    with zipfile.ZipFile(dst_path, "w") as dst:
+        dst.writestr("desktop-kb-archive.json", json.dumps(header))
+        for m, data in members.items():
+            dst.writestr(m, data)
+    return dst_path
+
+
+def test_wrong_paths_and_well_sealed_damage_are_clear_errors(tmp_path):
+    d = _folder(tmp_path)
+    out = tmp_path / "kb.dkb"
+    with Library.open(Settings(data_dir=tmp_path / "one"), embedder=HashEmbedder(), reranker=None) as lib:
+        lib.ingest("kb", [d])
+        for wrong, message in ((tmp_path, "is a folder"), (tmp_path / "nowhere" / "x.dkb", "does not exist")):
+            with pytest.raises(ConfigError, match=message):
+                lib.export_kb("kb", wrong)
+        lib.export_kb("kb", out)
+    no_meta = _rewritten(out, tmp_path / "no-meta.dkb",
+                         lambda m, x: {k: v for k, v in x.items() if k != "meta"} if m == "desktop-kb-archive.json" else x)
+    no_vectors = _rewritten(out, tmp_path / "no-vectors.dkb", lambda m, x: x.replace(b'"dense"', b'"gone"')
+                            if m == "points.jsonl" else x)
+    with Library.open(Settings(data_dir=tmp_path / "two"), embedder=HashEmbedder(), reranker=None) as lib:
+        for missing, message in ((tmp_path / "absent.dkb", "not there"), (tmp_path, "a folder")):
+            with pytest.raises(ConfigError, match=message):
+                lib.import_kb(missing)
+        with pytest.raises(CorruptFile, match="does not describe a knowledge base"):
+            lib.import_kb(no_meta)
+        with pytest.raises(CorruptFile, match=r"passage 1 of points\.jsonl cannot be read") as caught:
+            lib.import_kb(no_vectors)
+        assert "Export it again" in caught.value.hint
+        assert lib.list_kbs() == []  # nothing half-imported is left
+
+
 def test_cli_export_and_import(tmp_path, capsys):
     from desktop_kb.cli import main
 
