@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -32,7 +33,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                             owner=args.owner,
                             pdf_password=args.pdf_password, progress=TerminalProgress(), cancel=cancel)
         enriched = None
-        if (args.enrich or lib.manifest(args.kb).get_meta("enrich")) and not report.cancelled:
+        kept = args.kb in lib.list_kbs()  # a new base nothing could be read into is not kept
+        if kept and (args.enrich or lib.manifest(args.kb).get_meta("enrich")) and not report.cancelled:
             from .enrich import run_enrich
 
             enriched = run_enrich(lib, args.kb, cancel)
@@ -312,6 +314,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nAborted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `desktop-kb kb stats NAME | head`: the reader has what it wanted
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,6 +35,21 @@ def validate_kb_name(name: str) -> str:
     return name
 
 
+_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+def check_new_name(name: str, existing: Sequence[str]) -> None:
+    """A name for a new base that is a folder name on every system the app runs on: not a Windows
+    device name, not ending in a dot or a space, not another base's name in other letter case
+    (Windows and macOS would take it for that base's folder)."""
+    if name.split(".")[0].strip().upper() in _WINDOWS_DEVICES or name.endswith((".", " ")):
+        raise ConfigError(f"{name!r} cannot be a folder name on Windows.", "Choose another name.")
+    same = [n for n in existing if n.casefold() == name.casefold() and n != name]
+    if same:
+        raise ConfigError(f"{name!r} differs from the knowledge base {same[0]!r} only in letter case.",
+                          "Choose another name (Windows and macOS would not tell the two apart).")
+
+
 @dataclass(frozen=True)
 class KBInfo:
     name: str
@@ -95,6 +110,7 @@ class AdminMixin:
             raise KnowledgeBaseNotFound(f"There is no knowledge base named {old!r}.")
         if new in self.list_kbs():
             raise ConfigError(f"A knowledge base named {new!r} already exists.", "Pick another name.")
+        check_new_name(new, [n for n in self.list_kbs() if n != old])
         if self.settings.store.url:
             raise ConfigError("Renaming is not supported with a Qdrant server.",
                               "Create a new knowledge base and ingest the folders again.")
@@ -170,6 +186,8 @@ class AdminMixin:
 
         header = read_header(Path(archive))
         target = validate_kb_name(as_name or str(header.get("kb", "")))
+        if target not in self.list_kbs():
+            check_new_name(target, self.list_kbs())
         if target in self.list_kbs() and not replace:
             raise ConfigError(f"A knowledge base named {target!r} already exists.",
                               "Import it --as another name, or --replace it.")

@@ -36,7 +36,7 @@ from ..protocols import (
 )
 from ..settings import Settings
 from ..types import Answer, Hit, IngestReport, OcrPage
-from .admin import AdminMixin, KBInfo, validate_kb_name
+from .admin import AdminMixin, KBInfo, check_new_name, validate_kb_name
 from .documents import DocumentsMixin
 
 __all__ = ["KBInfo", "Library", "validate_kb_name"]
@@ -198,6 +198,8 @@ class Library(AdminMixin, DocumentsMixin):
         """Create ``name`` (no-op when it exists). ``require_owner``: every search on it must carry
         an owner scope, and one without gets an error, never every document (fail-closed)."""
         name = validate_kb_name(name)
+        if name not in self.list_kbs():
+            check_new_name(name, self.list_kbs())
         emb = self.embedder  # load (or fail) before anything is written
         m = self.manifest(name, create=True)
         if m.get_meta("embedder") is None:
@@ -260,6 +262,7 @@ class Library(AdminMixin, DocumentsMixin):
         cancel: CancelToken | None = None,
     ) -> IngestReport:
         name = validate_kb_name(name)
+        new = name not in self.list_kbs()
         self.create_kb(name)
         m = self.manifest(name)
         self._check_embedder(name, m)
@@ -275,6 +278,8 @@ class Library(AdminMixin, DocumentsMixin):
                         cancel=cancel)
         if force and not report.cancelled:
             m.set_meta(chunker=chunker, sparse=self.sparse_encoder().id)
+        if new and report.failed and not m.documents():  # nothing could be read: no empty base is left
+            self.delete_kb(name)
         return report
 
     def _reset_for_reembed(self, name: str, m: Manifest, files: dict[str, dict[str, Any]]) -> None:

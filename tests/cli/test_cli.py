@@ -124,3 +124,27 @@ def test_piped_output_with_a_code_page_that_cannot_write_chinese(data):
         assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
         out = proc.stdout.decode(expect)
         assert "增值税专用发票" in out and ("财务 › 发票" if expect == "utf-8" else "财务 ? 发票") in out
+
+
+def test_names_every_system_can_hold_and_no_empty_base_from_a_failed_ingest(data, capsys):
+    d, docs = data
+    for name in ("CON", "nul.txt", "x.", "lpt1"):
+        assert main(["--data-dir", str(d), "kb", "create", name]) == 2, name
+    assert "Windows" in capsys.readouterr().err
+    assert main(["--data-dir", str(d), "kb", "create", "main"]) == 0
+    assert main(["--data-dir", str(d), "kb", "create", "MAIN"]) == 2
+    assert "letter case" in capsys.readouterr().err
+    assert main(["--data-dir", str(d), "ingest", str(docs / "nowhere"), "--kb", "typo"]) == 1
+    capsys.readouterr()
+    assert main(["--data-dir", str(d), "kb", "list", "--json"]) == 0
+    assert [k["name"] for k in json.loads(capsys.readouterr().out)] == ["main"]  # no empty "typo"
+
+
+def test_output_piped_into_a_reader_that_stops_is_no_traceback(data):
+    d, docs = data
+    assert main(["--data-dir", str(d), "ingest", str(docs), "--kb", "k"]) == 0
+    script = ("import sys; from desktop_kb.cli import main; sys.exit(main(sys.argv[1:]))")
+    for _ in range(3):  # the pipe closes at a moment that varies
+        proc = subprocess.run(f'"{sys.executable}" -c "{script}" --data-dir "{d}" kb docs k | head -c 1',
+                              shell=True, capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
