@@ -49,11 +49,13 @@ from .retrieve import KBView
 from .search import Found, SearchModels, TocReader, search
 from .sections import map_reduce
 
-__all__ = ["MAX_QUESTION_TOKENS", "REFUSAL", "Events", "Models", "Sources", "answer", "check_question"]
+__all__ = ["MAX_QUESTION_TOKENS", "REFUSAL", "Events", "Models", "Sources", "answer", "check_question",
+           "recent_history"]
 
 # A question's share of the LLM's 4,096-token prompt (about 4,600 English or 1,100 Chinese
 # characters): the passages, the history and the instructions need the rest.
 MAX_QUESTION_TOKENS = 1000
+MAX_HISTORY_TOKENS = 800  # the earlier turns' share
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,19 @@ class Draft:
     prompt_tokens: int | None
 
 
+def recent_history(history: Sequence[tuple[str, str]], turns: int,
+                   budget: int = MAX_HISTORY_TOKENS) -> list[tuple[str, str]]:
+    """The last ``turns`` turns that fit ``budget`` tokens together, newest kept first: a long
+    conversation is shortened, never sent past the prompt's size."""
+    kept: list[tuple[str, str]] = []
+    for turn in reversed(list(history)[-turns:] if turns > 0 else []):
+        budget -= estimate_tokens(turn[0]) + estimate_tokens(turn[1])
+        if budget < 0:
+            break
+        kept.append(turn)
+    return kept[::-1]
+
+
 def check_question(question: str) -> None:
     """ConfigError for an empty question; QuestionTooLong for one that would crowd the passages out
     of the prompt."""
@@ -125,7 +140,7 @@ def answer(
     timings: dict[str, float] = {}
     question = " ".join(question.split())
     check_question(question)
-    history = list(history)[-q.history_turns:] if q.history_turns > 0 else []
+    history = recent_history(history, q.history_turns)
     events.stage(STAGE_SEARCHING)
     found = search(question, history, sources.views, SearchModels(models.embedder, models.reranker, models.small),
                    q, flt=flt, toc_of=sources.toc_of, timings=timings, cancel=events.cancel, asked=sources.asked)

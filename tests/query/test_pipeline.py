@@ -300,3 +300,15 @@ def test_nothing_matching_the_filters_names_them(settings, folder, scripted):
     assert a.text == ("Nothing in 'kb' matches this question with the filters in force "
                       "(tag legal; modified 2020-01-01–…); try without them.")
     assert b.text == "“kb”中没有与这个问题匹配的内容（当前筛选条件：tag legal; modified 2020-01-01–…；可去掉筛选条件再试）。"
+
+
+def test_a_long_conversation_is_shortened_to_fit_the_prompt():
+    from desktop_kb.query.pipeline import MAX_HISTORY_TOKENS, recent_history
+    from desktop_kb.text.budget import estimate_tokens
+
+    short = [(f"Question {i}?", f"Answer {i} [1].") for i in range(6)]
+    assert recent_history(short, 4) == short[-4:] and recent_history(short, 0) == []
+    huge = [("差旅" * 4000, "答" * 8000), ("How much for hotels?", "Up to 180 euros [1].")]
+    kept = recent_history(huge, 4)  # 8,000-character turns (what the API accepts) would overflow 4,096
+    assert kept == huge[-1:]
+    assert sum(estimate_tokens(q) + estimate_tokens(a) for q, a in kept) <= MAX_HISTORY_TOKENS
