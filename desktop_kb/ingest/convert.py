@@ -198,6 +198,9 @@ def _decode_utf16_without_bom(data: bytes) -> str | None:
         encoding = "utf-16-be"
     else:
         return None
+    printable = range(0x20, 0x7F)
+    if sum(a in printable and b in printable for a, b in zip(sample[0::2], sample[1::2], strict=False)) > half // 2:
+        return None  # mostly two letters a unit: text with NULs between words, not UTF-16
     try:
         return data.decode(encoding)
     except UnicodeDecodeError:

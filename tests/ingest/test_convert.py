@@ -77,6 +77,13 @@ def test_utf16_without_bom(tmp_path: Path) -> None:
     assert convert(write(tmp_path, "u16.txt", text.encode("utf-16-le"))).markdown.strip() == text.strip()
 
 
+def test_text_with_nuls_between_words_is_not_taken_for_utf16(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFile, match="binary"):  # was decoded to '敨汬o潷汲d…'
+        convert(write(tmp_path, "nul.txt", b"hello\0world\0" * 100))
+    assert convert(write(tmp_path, "u16.txt", "Hello world, 你好世界 1.".encode("utf-16-le") * 20)).markdown.startswith(
+        "Hello world, 你好世界")
+
+
 def test_binary_file_named_txt_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "photo.txt", os.urandom(4096) + b"\x00\x01\x02")
     with pytest.raises(UnsupportedFile, match=r"photo\.txt is not a text file \(binary content\)"):
