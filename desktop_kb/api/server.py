@@ -38,6 +38,31 @@ def check_host(host: str, allow_remote: bool) -> None:
     log.warning("the API listens on %s: other computers on the network can reach it (tokens still needed)", host)
 
 
+HEADERS_TIMEOUT_S = 10.0  # a connection that has not sent a whole request head by then is closed
+
+
+def _protocol() -> type:
+    """uvicorn's h11 protocol with a deadline for a new connection's first request head: without
+    it a client that never finishes its headers holds the connection for good (thousands of them
+    ran the server out of file handles)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class TimedH11(H11Protocol):  # type: ignore[misc]
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._head_deadline = self.loop.call_later(HEADERS_TIMEOUT_S, self._no_head)
+
+        def _no_head(self) -> None:
+            if getattr(self, "cycle", None) is None and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_deadline.cancel()
+            super().connection_lost(exc)
+
+    return TimedH11
+
+
 def make_server(lib: Any, data_dir: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
                 allow_remote: bool = False, max_waiting: int = 4) -> Any:
     """A uvicorn Server for the API over ``lib`` (not started)."""
@@ -46,7 +71,7 @@ def make_server(lib: Any, data_dir: Any, host: str = "127.0.0.1", port: int = DE
     check_host(host, allow_remote)
     app = create_app(Service(lib, AnswerQueue(max_waiting)), TokenStore(data_dir))
     config = uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=5)
+                            timeout_graceful_shutdown=5, http=_protocol())
     return uvicorn.Server(config)
 
 

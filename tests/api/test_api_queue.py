@@ -39,10 +39,10 @@ def test_a_client_that_leaves_a_plain_request_cancels_its_answer(serve):
 
 
 def test_a_waiting_client_that_leaves_gives_its_place_back(serve):
-    s = serve(delay_s=0.3, text=LONG, max_waiting=1)
+    s = serve(delay_s=0.1, text=LONG, max_waiting=1)
     first = threading.Thread(target=lambda: httpx.post(s.url + "/v1/chat/completions", headers=s.headers(),
                                                        json=ASK, timeout=60))
-    first.start()  # holds the model for ~4 s
+    first.start()  # holds the model for ~8 s
     time.sleep(0.5)
     with httpx.stream("POST", s.url + "/v1/chat/completions", headers=s.headers(), timeout=30,
                       json={**ASK, "stream": True}) as r:
@@ -103,3 +103,16 @@ def test_a_body_that_never_arrives_times_out(serve, monkeypatch):
     reply = _raw(s, head, b'{"query"')
     assert reply.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 10, reply[:200]
     assert json.loads(reply.split(b"\r\n\r\n", 1)[1] or b"{}").get("error", {}).get("code") in (None, "timeout")
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(serve, monkeypatch):
+    from desktop_kb.api import server
+
+    monkeypatch.setattr(server, "HEADERS_TIMEOUT_S", 1.0)
+    s = serve()
+    u = urlparse(s.url)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as sock:
+        sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: x\r\n")  # no token needed to try this
+        started = time.monotonic()
+        assert sock.recv(1024) == b"" and time.monotonic() - started < 8  # closed by the server
+    assert httpx.get(s.url + "/v1/models", headers=s.headers()).status_code == 200
