@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, KnowledgeBaseNotFound
+from ..errors import ConfigError, KnowledgeBaseInUse, KnowledgeBaseNotFound
+from ..ingest.folder_lock import FolderLock
 from ..ingest.manifest import Manifest
 from ..protocols import Embedder, VectorStore
 from ..settings import Settings
@@ -115,11 +116,16 @@ class AdminMixin:
             raise ConfigError("Renaming is not supported with a Qdrant server.",
                               "Create a new knowledge base and ingest the folders again.")
         with self._lock:
-            store = self.store
-            store.close()  # release the shard's lock before moving its folder
             m = self._manifests.pop(old, None)
             if m is not None:
                 m.close()
+            probe = FolderLock(self._kb_dir(old) / "manifest.lock")  # another process ingesting or watching
+            if not probe.acquire():
+                raise KnowledgeBaseInUse(f"Knowledge base {old!r} is in use by another desktop-kb process.",
+                                         "Close the other desktop-kb window or command, then rename it.")
+            probe.release()
+            store = self.store
+            store.close()  # release the shard's lock before moving its folder
             self._kb_dir(old).rename(self._kb_dir(new))
             self._store = None  # the other bases' manifests stay open (and their locks held)
 

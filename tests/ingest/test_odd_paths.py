@@ -114,3 +114,32 @@ def test_watch_turns_a_deleted_folder_into_its_files_and_leaves_a_watched_root_a
     assert to_ingest([root], known, [root]) == []  # the watched folder itself: unplugged, not deleted
     assert to_ingest([root / "c.txt"], known, [root]) == [root / "c.txt"]
     assert to_ingest([tmp_path / "tmp~"], known, [root]) == []
+
+
+def test_a_base_another_process_uses_is_not_renamed(settings, tmp_path):
+    import subprocess
+    import sys
+
+    from desktop_kb.errors import KnowledgeBaseInUse
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.txt").write_text("Alpha notes.\n", encoding="utf-8")
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d])
+    code = ("import sys, time; from pathlib import Path; from desktop_kb.ingest.manifest import Manifest; "
+            f"m = Manifest(Path({str(settings.kbs_dir / 'kb' / 'manifest.sqlite')!r})); "
+            "print('HOLDING', flush=True); time.sleep(60)")  # what an ingest or watch holds while it runs
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
+        with _lib(settings) as lib:
+            with pytest.raises(KnowledgeBaseInUse):
+                lib.rename_kb("kb", "kb2")  # it split the base and crashed the other process
+            assert lib.list_kbs() == ["kb"]
+    finally:
+        holder.kill()
+        holder.wait()
+    with _lib(settings) as lib:
+        lib.rename_kb("kb", "kb2")
+        assert lib.list_kbs() == ["kb2"] and len(lib.documents("kb2")) == 1
