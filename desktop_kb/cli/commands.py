@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DesktopKBError, exit_code, user_message
+from ..errors import ConfigError, DesktopKBError, ModelError, exit_code, user_message
 from ..settings import Settings, load_settings
 from . import parser as cli_parser
 from .common import TerminalProgress, cancel_on_sigint, open_library, print_json
@@ -243,7 +243,14 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
         from ..settings import save_settings
 
         if args.from_dir:
-            save_settings(install.install_from_dir(Path(args.from_dir), settings))
+            new = install.install_from_dir(Path(args.from_dir), settings)
+            for role in ("embedder", "reranker", "llm", "small_llm"):  # the role it takes must load
+                if getattr(new.models, role) != getattr(settings.models, role):
+                    found = status.check_role(new, role)
+                    if not found.installed or found.loadable is False:
+                        raise ModelError(f"{args.from_dir} does not work as the {role}: {found.message}",
+                                         "Nothing changed: the settings still name the model you had.")
+            save_settings(new)
         elif args.online:
             save_settings(install.install_online(args.online, settings))
         else:

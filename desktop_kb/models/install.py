@@ -110,6 +110,17 @@ def install_shipped(
 
 
 # -- a folder or file the user copied --------------------------------------------------------------
+def _same_file(a: Path, b: Path) -> bool:
+    """The same file (a link, or equal contents)."""
+    if a.resolve() == b.resolve() or os.path.samefile(a, b):
+        return True
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    import filecmp
+
+    return filecmp.cmp(a, b, shallow=False)
+
+
 def _copy_file(src: Path, dest: Path) -> None:
     """Hard-link when possible (instant, no extra space), else copy via a temp file."""
     if dest.exists() and dest.resolve() == src.resolve():
@@ -162,6 +173,10 @@ def install_from_dir(src: Path, settings: Settings, role: str | None = None) -> 
     if found.role == "llm":
         assert found.file is not None
         dest = settings.models_dir / found.file.name
+        verify_gguf(found.file)  # the file given (by its own sidecar where it has one), before anything is copied
+        if dest.exists() and not _same_file(dest, found.file):
+            raise ConfigError(f"A different model named {dest.name} is installed already: {dest}.",
+                              "Rename the new file, or remove the installed one first.")
         _copy_file(found.file, dest)
         verify_gguf(dest)
         return with_spec(settings, target_role, ModelSpec(found.id, "llama_cpp", str(dest)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -95,6 +96,37 @@ def test_install_gguf_as_small_llm_and_role_mismatch(tmp_path: Path) -> None:
     assert new.models.llm == settings.models.llm
     with pytest.raises(ConfigError, match="looks like a llm"):
         install_from_dir(src, settings, role="reranker")
+
+
+def test_an_installed_model_is_never_replaced_by_another_file_of_its_name(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    good = tmp_path / "a" / "model.gguf"
+    good.parent.mkdir()
+    good.write_bytes(b"GGUF" + b"\1" * 1000)
+    install_from_dir(good, settings)
+    damaged = tmp_path / "b" / "model.gguf"  # the same name, cut short (or another version)
+    damaged.parent.mkdir()
+    damaged.write_bytes(good.read_bytes()[:500])
+    with pytest.raises(ConfigError, match=r"different model named model\.gguf is installed"):
+        install_from_dir(damaged, settings)
+    assert (settings.models_dir / "model.gguf").read_bytes() == good.read_bytes()
+    install_from_dir(good, settings)  # the same file again: fine
+
+
+@pytest.mark.llm
+def test_a_model_that_does_not_load_is_not_put_in_the_settings(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("llama_cpp")
+    from desktop_kb.cli import main
+    from desktop_kb.settings import load_settings
+
+    fake = tmp_path / "usb" / "fake.gguf"
+    fake.parent.mkdir()
+    fake.write_bytes(b"GGUF" + os.urandom(5000))
+    data = tmp_path / "data"
+    before = load_settings(data).models.llm
+    assert main(["--data-dir", str(data), "models", "install", "--from", str(fake)]) == 3
+    assert "does not work as the llm" in capsys.readouterr().err
+    assert load_settings(data).models.llm == before
 
 
 @pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9", "https://no-such-host.invalid"])
