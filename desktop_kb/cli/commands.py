@@ -128,7 +128,11 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
         elif args.kb_command == "reembed":
             report = lib.reembed(args.name, progress=TerminalProgress(), cancel=cancel_on_sigint())
             print_json(report.to_json()) if args.json else print(
-                f"Re-embedded {len(report.added)} files ({report.chunks} chunks).")
+                f"Re-embedded {len(report.added)} files ({report.chunks} chunks)"
+                + (": stopped; run it again to finish." if report.cancelled else "."))
+            for f in report.failed if not args.json else ():
+                print(f"  failed: {f.path}: {f.error} (kept: the next re-embedding tries it again)", file=sys.stderr)
+            return 130 if report.cancelled else 1 if report.failed else 0
         elif args.kb_command == "remove":
             removed = lib.remove_files(args.name, args.paths)
             print_json({"removed": removed}) if args.json else print(f"Removed {len(removed)} files.")

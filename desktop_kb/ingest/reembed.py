@@ -5,21 +5,24 @@ configured embedder. Two things live only in those rows: *which* files belong to
 the tags and owner the user set on each (``set_metadata``). Before anything is dropped they are
 written to the manifest's meta (``reembed``: path → tags and owner), and each file that comes
 back gets its tags and owner again, without a second embedding. An entry leaves the meta once
-its file is back; a re-embedding stopped part-way (Cancel, a crash) leaves the rest there, and
-the next one takes them up. A run that finishes clears the meta (a file that failed is reported
-as failed, as in any ingest).
+its file is back; a re-embedding stopped part-way (Cancel, a crash) or with files that failed
+leaves the rest there, and the next one takes them up. A first run refuses to start while a file
+of the base is not there (:func:`check_present`), and the caller checks that the embedder loads:
+either would otherwise drop documents that cannot come back.
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from typing import Any
 
+from ..errors import ConfigError
 from ..protocols import VectorStore
 from .manifest import Manifest
 from .metadata import set_metadata
 
-__all__ = ["KEY", "finish", "remember", "to_embed"]
+__all__ = ["KEY", "check_present", "finish", "remember", "to_embed"]
 
 KEY = "reembed"
 _LEGACY_KEY = "reembed_paths"  # 0.x: the paths only
@@ -34,6 +37,17 @@ def to_embed(m: Manifest) -> dict[str, dict[str, Any]]:
     if isinstance(saved, dict):
         files.update({str(p): _clean(v) for p, v in saved.items()})
     return files
+
+
+def check_present(kb: str, files: dict[str, dict[str, Any]]) -> None:
+    """ConfigError, before anything is dropped, when a file of the base is not there: its document
+    would be lost (a folder moved, a drive not plugged in)."""
+    missing = [p for p in files if not os.path.isfile(p)]
+    if missing:
+        raise ConfigError(f"{len(missing)} of the {len(files)} files of {kb!r} are not there (such as {missing[0]}): "
+                          "nothing was re-embedded.",
+                          "Reconnect the drive or folder they are on; remove those gone for good with "
+                          f"`desktop-kb kb remove {kb} PATH`; then re-embed.")
 
 
 def _clean(value: Any) -> dict[str, Any]:

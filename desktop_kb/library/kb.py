@@ -303,10 +303,14 @@ class Library(AdminMixin, DocumentsMixin):
         and a re-embedding stopped part-way is finished by the next one."""
         m = self.manifest(name)
         files = reembedding.to_embed(m)
+        self.embedder.embed_query("ok")  # an embedder that does not load fails here, with nothing dropped
+        if not m.get_meta(reembedding.KEY):  # a first run (a stopped one's files are dropped already)
+            reembedding.check_present(name, files)
         m.drop_enrichment(m.enrichments())  # its FAQ points go with the old index: enrich again
         self._reset_for_reembed(name, m, files)
         report = self.ingest(name, list(files), **kwargs)
-        reembedding.finish(name, self.store, m, files, complete=not report.cancelled)
+        # a file that failed stays in the meta, so the next re-embedding tries it again
+        reembedding.finish(name, self.store, m, files, complete=not report.cancelled and not report.failed)
         return report
 
     def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:

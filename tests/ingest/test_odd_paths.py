@@ -143,3 +143,29 @@ def test_a_base_another_process_uses_is_not_renamed(settings, tmp_path):
     with _lib(settings) as lib:
         lib.rename_kb("kb", "kb2")
         assert lib.list_kbs() == ["kb2"] and len(lib.documents("kb2")) == 1
+
+
+def test_reembed_with_a_file_not_there_or_an_embedder_that_fails_drops_nothing(settings, tmp_path):
+    d = tmp_path / "usb"
+    d.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (d / name).write_text(f"Notes of {name}.\n", encoding="utf-8")
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d], tags=["important"])
+        d.rename(tmp_path / "unplugged")
+        with pytest.raises(ConfigError, match="2 of the 2 files of 'kb' are not there"):
+            lib.reembed("kb")  # it dropped every document and exited 0 ("Re-embedded 0 files")
+        assert len(lib.documents("kb")) == 2 and lib.store.count("kb") == 2
+        (tmp_path / "unplugged").rename(d)
+
+    class Broken(HashEmbedder):
+        def embed_query(self, text):
+            raise ConfigError("the model file is damaged")
+
+    with Library.open(settings, embedder=Broken(), reranker=None) as lib:
+        with pytest.raises(ConfigError, match="damaged"):
+            lib.reembed("kb")
+        assert len(lib.documents("kb")) == 2
+    with _lib(settings) as lib:
+        assert len(lib.reembed("kb").added) == 2
+        assert {r.tags for r in lib.documents("kb")} == {("important",)}
