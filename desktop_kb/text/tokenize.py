@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_ratio", "is_cjk_char", "token_id", "tokenize"]
+__all__ = ["cjk_ratio", "is_cjk_char", "reads_as_chinese", "token_id", "tokenize"]
 
 # A compact English list (function words only): large lists drop content words such as
 # "research", "system" or "information", which hurts retrieval.
@@ -38,6 +38,14 @@ _WORD = re.compile(r"[^\W_]+(?:[.\-+][^\W_]+)*", re.UNICODE)
 def is_cjk_char(ch: str) -> bool:
     cp = ord(ch)
     return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def reads_as_chinese(text: str) -> bool:
+    """Whether a sentence is Chinese: mostly CJK letters, or a Chinese sentence carrying Latin
+    names ("发票在采购制度.md、travel-policy.md和it-faq.txt中提到": a quarter of its letters CJK, but
+    eight or more of them). An English sentence quoting a short Chinese name stays English."""
+    ratio = cjk_ratio(text)
+    return ratio > 0.5 or (ratio > 0.25 and sum(map(is_cjk_char, text)) >= 8)
 
 
 def cjk_ratio(text: str) -> float:

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..text.tokenize import cjk_ratio, tokenize
+from ..text.tokenize import cjk_ratio, reads_as_chinese, tokenize
 from ..types import Citation, Hit
 from .answer_type import answer_kind_mismatch, echoes_question
 from .binding import check_binding
@@ -208,7 +208,7 @@ def _check_claims(answer: str, question: str, n_pass: int, views: dict[int, Pass
         claim = Claim.of(text, numbers, any(q in sentence for q in verified))
         vs = [views[n] for n in claim.numbers]
         problem = check_claim(claim, vs, q_tokens, stats, similarity) if len(claim.tokens) >= 1 else None
-        if problem is None and len(vs) == 1 and not claim.quoted and vs[0].cjk == (cjk_ratio(text) > 0.5):
+        if problem is None and len(vs) == 1 and not claim.quoted and vs[0].cjk == reads_as_chinese(text):
             problem = _binding(claim, claim.numbers[0], vs[0], question, stats)
         if problem:
             errors.append(f"\"{text[:80]}\": {problem}.")

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..text.directives import blank_directives, clean_label
 from ..text.numbers import Quantity, quantities, same_value
 from ..text.term_stats import TermStats
-from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
+from ..text.tokenize import cjk_ratio, is_cjk_char, reads_as_chinese, tokenize
 from ..types import Hit
 from .claim_terms import (
     CODE,
@@ -237,7 +237,7 @@ def check_claim(
     for q in quantities(claim.text):
         if not quantity_found(q, views) and not q.values & premise:  # the question's own figures
             problems.append(_says_instead(q, views, numbers))
-    cross = all(v.cjk != (cjk_ratio(claim.text) > 0.5) for v in views)
+    cross = all(v.cjk != reads_as_chinese(claim.text) for v in views)
     if cross:
         # codes (GB18030, ISO-9001, A4) read the same in every language; names and acronyms are
         # translated (VAT = 增值税), so those are left to the similarity

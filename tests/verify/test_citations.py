@@ -188,3 +188,15 @@ def test_a_price_of_nothing_answers_how_much_and_pm_ends_no_sentence():
         "Mail is collected at 3 p.m. every day.", "It goes out at 9 a.m. on Mondays."]
     cited = attach_citations("Internal mail is collected at 3 p.m. every day.", [mail])
     assert cited is not None and "p.m [1]" not in cited and cited.rstrip(".").endswith("[1]")
+
+
+def test_a_chinese_sentence_with_latin_file_names_gets_the_chinese_word_checks():
+    """An audit's library answer: the file names made it 'another language' than its passage, so
+    only figures and similarity were checked, and a claim about five documents stood on one."""
+    from desktop_kb.text.tokenize import reads_as_chinese
+
+    passage = [_hit("付款在收到发票后三十天内完成。采购须经部门经理审批。", path="/d/采购制度.md")]
+    claim = "发票在采购制度.md、员工手册.md、安全守则.txt、travel-policy.md和it-faq.txt中提到 [1]。"
+    assert reads_as_chinese(claim) and not reads_as_chinese("The 财务总监 approves purchases over 5,000 yuan.")
+    assert not validate(claim, passage, "哪些文档提到了发票？").valid
+    assert validate("付款在收到发票后三十天内完成 [1]。", passage, "发票收到后多久付款？").valid
