@@ -186,8 +186,20 @@ def _word_checks(draft: _Draft, passages: Sequence[Hit], options: CheckOptions,
     if draft.check.valid:
         # sentences the model left uncited (or cited across languages to the wrong passage): cite
         # those a passage plainly says, flag the rest
-        draft.accept(cite_uncited(repoint_citations(draft.text, passages), passages))
+        removed += _cite_uncited(draft, passages)
     return removed, note
+
+
+def _cite_uncited(draft: _Draft, passages: Sequence[Hit]) -> tuple[tuple[str, str], ...]:
+    """Cite the sentences a passage plainly says. One that then fails the checks (its words are
+    the passage's, a figure or a name is not: "delivered within five days" over "two") is
+    withheld, not left standing uncited and unchecked; the others stay."""
+    candidate = cite_uncited(repoint_citations(draft.text, passages), passages)
+    if candidate is None or candidate == draft.text or draft.accept(candidate):
+        return ()
+    bad = draft.validate(candidate).unsupported
+    rest = remove_sentences(candidate, [sentence for sentence, _ in bad]) if bad else None
+    return tuple(bad) if rest and draft.accept(rest) else ()
 
 
 def check_answer(

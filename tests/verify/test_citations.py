@@ -200,3 +200,23 @@ def test_a_chinese_sentence_with_latin_file_names_gets_the_chinese_word_checks()
     assert reads_as_chinese(claim) and not reads_as_chinese("The 财务总监 approves purchases over 5,000 yuan.")
     assert not validate(claim, passage, "哪些文档提到了发票？").valid
     assert validate("付款在收到发票后三十天内完成 [1]。", passage, "发票收到后多久付款？").valid
+
+
+def test_an_uncited_sentence_that_fails_once_cited_is_withheld_not_left_unchecked():
+    """An audit's case: citing the laptop sentence made it fail its figure check, so the cited
+    text was dropped and the uncited one, with "five" where the passage says "two", stood."""
+    from desktop_kb.verify.answer_check import CheckOptions, check_answer
+
+    hits = [_hit("The password reset link is valid for 20 minutes. Replacement laptops are delivered within "
+                 "two working days.", path="/d/it-faq.md")]
+    question = "How long is the password reset link valid?"
+    answer = ("The password reset link is valid for 20 minutes [1]. "
+              "Replacement laptops are delivered within five working days.")
+    checked = check_answer(question, answer, hits, lambda t: validate(t, hits, question), options=CheckOptions(),
+                           judged=False)
+    assert checked.status == "answered" and "five" not in checked.text and "20 minutes [1]" in checked.text
+    assert any("five working days" in sentence for sentence, _ in checked.removed), checked.removed
+    right = answer.replace("five", "two")  # a sentence that holds once cited is cited, as before
+    kept = check_answer(question, right, hits, lambda t: validate(t, hits, question), options=CheckOptions(),
+                        judged=False)
+    assert "two working days [1]" in kept.text and not kept.removed
