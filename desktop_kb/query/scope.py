@@ -29,13 +29,19 @@ _LIBRARY = re.compile(
     re.IGNORECASE)
 _SECTION = re.compile(
     r"\b(?:chapter|section|part|appendix|annex)\s+(\d+(?:\.\d+)*|[ivxlc]+\b|[a-z]\b)"
-    r"|第\s*([0-9一二两三四五六七八九十百]+)\s*[章节部分篇]", re.IGNORECASE)
+    r"|第\s*([0-9一二两三四五六七八九十百]+)\s*[章节部分篇条]", re.IGNORECASE)
 _WHOLE = re.compile(
     r"\b(?:summari[sz]e|summary|overview|gist|tl;?dr|outline)\b|\b(?:list|enumerate)\s+(?:all\s+|every\s+|each\s+)?"
     r"(?:of\s+)?the\s+\w+|总结|概括|概述|摘要|归纳|梳理|列出(?:所有|全部)?", re.IGNORECASE)
 _LEAD_NUMBER = re.compile(
     r"^\s*(?:(?:chapter|section|part|appendix|annex)\s+)?(\d+(?:\.\d+)*|[ivxlc]+\b|[a-z]\b)[.):]?"
-    r"|^\s*第\s*([0-9一二两三四五六七八九十百]+)\s*[章节部分篇]", re.IGNORECASE)
+    r"|^\s*(?:第\s*([0-9一二两三四五六七八九十百]+)\s*[章节部分篇条]|([一二两三四五六七八九十百]+)\s*、"
+    r"|[（(]\s*([一二两三四五六七八九十百]+)\s*[)）])", re.IGNORECASE)  # "第三章", "三、付款", "（三）"
+# a yes/no question ("Does the policy list …?", "是否需要…", "…吗？") is answered and judged as a
+# pointed one, whatever else its wording says ("Summarise: do employees need …?")
+_YES_NO = re.compile(
+    r"^\W*(?:(?:summari[sz]e|summary|overview|briefly)\W+)?(?:do|does|did|is|are|was|were|can|could|may|must|"
+    r"should|will|would|has|have|had)\b|是否|有没有|能否|可否|[吗么][？?。.！!\s]*$", re.IGNORECASE)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 
 
@@ -56,7 +62,10 @@ class Scope:
 
 
 def scope_cue(question: str) -> str | None:
-    """"library", "section" or "document" when the question's wording asks for one; else None."""
+    """"library", "section" or "document" when the question's wording asks for one; else None (a
+    yes/no question is a pointed one)."""
+    if _YES_NO.search(question):
+        return None
     if _LIBRARY.search(question):
         return "library"
     if _SECTION.search(question):
@@ -89,7 +98,7 @@ def _reference(question: str) -> str | None:
 
 def _node_number(title: str) -> str | None:
     m = _LEAD_NUMBER.match(title)
-    return _number(m.group(1) or m.group(2)) if m else None
+    return _number(next(g for g in m.groups() if g)) if m else None
 
 
 def _named(question: str, nodes: Sequence[TocNode]) -> TocNode | None:

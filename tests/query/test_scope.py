@@ -56,6 +56,20 @@ def test_scope_cues_are_cheap_patterns():
     assert scope_cue("哪些文档提到了发票？") == "library"
     for pointed in ("When must invoices be paid?", "How much did staff costs rise?", "发票多久内必须支付？"):
         assert scope_cue(pointed) is None
+    # yes/no questions are pointed, and judged: as a "document" question an audit's "Summarise: do
+    # employees need a doctor's note …?" was answered "Yes" (the passage: not required) unjudged
+    for yes_no in ("Summarise: do employees need a doctor's note for a two-day absence?",
+                   "Does the travel policy list the hotel allowance per night?", "报销是否需要发票？", "差旅政策里有住宿标准吗？"):
+        assert scope_cue(yes_no) is None, yes_no
+    assert scope_cue("总结采购制度第三条") == "section"
+
+
+def test_chinese_enumerated_sections_are_numbered():
+    from desktop_kb.query.scope import _node_number
+
+    for title in ("三、付款", "（三）付款", "第三条 付款", "第三章 付款", "3. Payment", "III. Payment"):
+        assert _node_number(title) == "3", title
+    assert _node_number("付款") is None
 
 
 def test_summarise_section_2_cites_its_chunks_in_reading_order_and_no_others(settings, docs, scripted):
