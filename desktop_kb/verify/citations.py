@@ -98,6 +98,18 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text))
 
 
+# what a refusal is about: the passages, the documents, what is (not) given, the model itself
+_ABOUT_SOURCES = re.compile(r"\b(?:passages?|documents?|texts?|sources?|context|information|provided|I)\b|"
+                            r"段落|文档|文件|资料|文本|上下文|信息|我", re.IGNORECASE)
+
+
+def _refuses(sentence: str) -> bool:
+    """A sentence that declines to answer. A cited one must speak of the passages ("Passage [2]
+    does not mention …"); "There is no limit on meals [1]" is a claim about the world, checked
+    like any other (it was taken for a refusal and shown as one)."""
+    return is_refusal(sentence) and (not _MARK.search(sentence) or bool(_ABOUT_SOURCES.search(sentence)))
+
+
 def _numbers(mark: re.Match[str]) -> list[int]:
     return [int(x) for x in re.findall(r"\d+", mark.group(1))]
 
@@ -128,7 +140,7 @@ def validate(
     claims = _check_claims(answer, question, len(passages), {n: view(n) for n in cited}, verified, stats,
                            similarity, errors)
     # "Passage [2] does not mention Walter Reed." is a refusal too, marks or not
-    refusal = is_refusal(answer) and all(is_refusal(s) for s in _sentences(answer) if _MARK.search(s))
+    refusal = is_refusal(answer) and all(_refuses(s) for s in _sentences(answer) if _MARK.search(s))
     errors += _form_errors(answer, question, marks, len(passages), refusal)
     warnings = [f"{UNCITED}{s[:80]}" for s in _sentences(answer)
                 if marks and len(s) >= 25 and not _MARK.search(s) and not is_refusal(s)]
@@ -203,7 +215,7 @@ def _check_claims(answer: str, question: str, n_pass: int, views: dict[int, Pass
     for sentence in _sentences(answer):
         numbers = [n for m in _MARK.finditer(sentence) for n in _numbers(m) if 1 <= n <= n_pass]
         text = _MARK.sub(" ", sentence).strip()
-        if not numbers or not _WORD.search(text) or is_refusal(sentence):
+        if not numbers or not _WORD.search(text) or _refuses(sentence):
             continue
         claim = Claim.of(text, numbers, any(q in sentence for q in verified))
         vs = [views[n] for n in claim.numbers]

@@ -220,3 +220,19 @@ def test_an_uncited_sentence_that_fails_once_cited_is_withheld_not_left_unchecke
     kept = check_answer(question, right, hits, lambda t: validate(t, hits, question), options=CheckOptions(),
                         judged=False)
     assert "two working days [1]" in kept.text and not kept.removed
+
+
+def test_a_cited_negative_claim_is_checked_not_taken_for_a_refusal():
+    """'There is no limit on meal reimbursement [1]' was classed as the model declining, never
+    compared with its passage, and shown to the user as the refusal's text."""
+    hits = [_hit("Meals are reimbursed up to 60 euros per day. Receipts are uploaded within 30 days.")]
+    question = "How much is meal reimbursement?"
+    for claim in ("There is no limit on meal reimbursement [1].",
+                  "Meals are reimbursed [1]. Meal reimbursement does not include any daily cap [1]."):
+        v = validate(claim, hits, question)
+        assert not v.valid and not v.refusal, (claim, v)
+    zh = [_hit("报销时须提交发票原件，并附上增值税发票。", start=500)]
+    assert not validate("报销并未要求附发票[1]。", zh, "报销需要附发票吗？").valid
+    for refusal in ("Passage [1] does not mention hotels.", "The passages do not say how much hotels cost [1].",
+                    "I cannot find the hotel allowance in the documents."):
+        assert validate(refusal, hits, "How much are hotels?").refusal, refusal
