@@ -43,7 +43,7 @@ from ..protocols import ChatMessage, SpanJudge, SpanReading, YesNoScorer
 from ..text.budget import estimate_tokens
 from ..text.directives import clean_label, neutralise
 from ..text.numbers import quantities, same_value
-from ..text.tokenize import is_cjk_char, tokenize
+from ..text.tokenize import is_cjk_char, reads_as_chinese, tokenize
 from ..types import Citation, Hit
 from .citations import _MARK
 from .claim_terms import FILLER
@@ -245,10 +245,14 @@ def span_in_answer(span: str, answer: str, evidence: str) -> bool:
         return True
     if said in text or (len(text) >= 2 and text in said):
         return True
+    values = {v for q in quantities(span) for v in q.values}
+    if reads_as_chinese(span) != reads_as_chinese(answer_claims(answer)):
+        # another language than the answer ("财务总监" read, "the financial director" answered): its
+        # words cannot be compared, only its figures
+        return not values or any(same_value(a, b) for q in quantities(answer) for a in q.values for b in values)
     words = set(tokenize(span)) - FILLER
     if words and len(words & set(tokenize(answer))) * 2 >= len(words):
         return True
-    values = {v for q in quantities(span) for v in q.values}
     return bool(values) and any(same_value(a, b) for q in quantities(answer) for a in q.values for b in values)
 
 

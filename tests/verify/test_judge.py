@@ -387,3 +387,16 @@ def test_the_core_is_read_only_when_the_reply_alone_would_withhold_the_answer(sc
     check_answer(question, "Mr. Park [1].", [hit], lambda t: validate(t, [hit], question),
                  options=CheckOptions(threshold=0.0), scorer=scorer)
     assert scorer.asked_core is asked
+
+
+def test_a_span_in_another_language_than_the_answer_decides_by_its_figures_only():
+    """An English answer over a Chinese passage: the judge reads "财务总监" and the answer says
+    "The financial director" (an audit's right answer withheld as bound to something else)."""
+    from desktop_kb.verify.judge import span_in_answer
+
+    evidence = "五千元以上、五万元以下的，由财务总监审批。每次领用须双人签字，共计3份。"
+    assert span_in_answer("财务总监", "The financial director approves purchases between 5,000 and 50,000 yuan [1].",
+                          evidence)
+    assert span_in_answer("3份", "Three copies are needed [1].", evidence)
+    assert not span_in_answer("3份", "Five copies are needed [1].", evidence)  # figures still bind
+    assert not span_in_answer("财务总监", "部门经理审批 [1]。", evidence)  # the same language: as before
