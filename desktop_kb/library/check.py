@@ -134,6 +134,9 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     m, damaged = _read_manifest(open_manifest)
     seen = _read_store(kb, store, keep_payloads=False)
     problems: list[Problem] = []
+    if m is not None and m.get_meta("embedder") is None and seen.points:
+        # missing and made anew, or emptied: its passages are not strays, they are what to rebuild it from
+        m, damaged = None, f"it is empty, while the index holds {seen.points} passages"
     if m is None:
         problems.append(Problem("manifest", f"The manifest (manifest.sqlite) is damaged: {damaged}"))
     waiting = (m.get_meta("reembed", {}) or {}) if m is not None else {}
@@ -253,11 +256,15 @@ def _rebuild_manifest(ctx: RepairContext) -> list[str]:
             m.put_document(db, rows[-1])
             m.add_terms(db, set(sparse.encode_document(text).indices), sign=1)
             lengths += [len(sparse.tokenize(p.get("text", ""))) for p in mine[:1000]]
+    # the base's "searches need an owner" lived only in the manifest: where every document has an
+    # owner it is set again (fail-closed), and the report says so
+    owned = bool(rows) and all(r.owner for r in rows)
     m.set_meta(embedder=ctx.embedder.id, dim=int(ctx.embedder.dim), sparse=sparse.id,
                chunker={"size": ctx.chunk.size, "overlap": ctx.chunk.overlap}, created_at=int(time.time()),
                bm25_avg_len=sum(lengths) / len(lengths) if lengths else 100.0, bm25_len_samples=len(lengths),
-               rebuilt_from=aside.name)
-    return [f"rebuilt the manifest from the index ({len(rows)} documents; the damaged one kept as {aside.name})"]
+               rebuilt_from=aside.name, require_owner=owned)
+    return [f"rebuilt the manifest from the index ({len(rows)} documents; the damaged one kept as {aside.name})"
+            + ("; every document has an owner, so searches need one again" if owned else "")]
 
 
 def _unchanged_original(path: str, doc_id: str) -> tuple[int, int, str]:

@@ -97,6 +97,23 @@ def test_a_corrupt_manifest_is_rebuilt_from_the_index(settings, built):
         assert lib.search("Lyon", kbs=["kb"], flt=SearchFilter(owners=("ann",)))  # scopes work
 
 
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+def test_a_missing_or_empty_manifest_is_rebuilt_not_taken_for_a_base_without_documents(settings, built, damage):
+    """repair opened a new, empty manifest in its place, took every passage for a stray and
+    deleted them all (an audit's base of 8 documents went to 0)."""
+    _, before = built
+    path = settings.kbs_dir / "kb" / "manifest.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.unlink() if damage == "deleted" else path.write_bytes(b"")
+    with _lib(settings) as lib:
+        report = lib.repair_kb("kb")
+        assert report.after.ok, report.to_json()
+        assert any("rebuilt the manifest" in line and "searches need one again" in line for line in report.done)
+        assert _passages(lib, "kb") == before and len(lib.documents("kb")) == 3
+        assert lib.search("Lyon", kbs=["kb"], flt=SearchFilter(owners=("ann",)))
+
+
 def test_missing_markdown_comes_back_from_the_original_or_from_the_passages(settings, built):
     d, before = built
     with _lib(settings) as lib:
