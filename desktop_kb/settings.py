@@ -260,7 +260,9 @@ RETIRED_DEFAULTS: dict[str, dict[str, tuple[Any, ...]]] = {
 
 def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """Upgrade an older settings dict in place, one version at a time."""
-    version = int(raw.get("version", 1))
+    version = raw.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ConfigError(f"Setting version must be a whole number, not {str(version)[:20]!r}.")
     if version > SETTINGS_VERSION:
         raise ConfigError(
             f"The settings file was written by a newer desktop-kb (version {version}).",

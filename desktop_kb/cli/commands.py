@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import os
 import sys
 import time
@@ -124,7 +125,8 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"Deleted knowledge base {args.name!r}.")
         elif args.kb_command == "rename":
             lib.rename_kb(args.name, args.new_name)
-            print(f"Renamed {args.name!r} to {args.new_name!r}.")
+            print_json({"renamed": args.name, "to": args.new_name}) if args.json else print(
+                f"Renamed {args.name!r} to {args.new_name!r}.")
         elif args.kb_command == "reembed":
             report = lib.reembed(args.name, progress=TerminalProgress(), cancel=cancel_on_sigint())
             print_json(report.to_json()) if args.json else print(
@@ -331,7 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 141
-
+    except OSError as exc:  # a data folder on a read-only share, or one that is a file: said, not a traceback
+        if not isinstance(exc, PermissionError | NotADirectoryError | IsADirectoryError | FileExistsError) \
+                and exc.errno != errno.EROFS:
+            raise
+        print(f"error: {exc.strerror or exc}: {exc.filename or args.data_dir}\n"
+              "hint: Use a data folder (--data-dir) that is a folder you can write to.", file=sys.stderr)
+        return 1
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -96,6 +96,21 @@ def _count(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _seconds(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: seconds from ``low`` to ``high`` (0 made the watcher spin, inf never index)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not low <= value <= high:  # also NaN
+            raise argparse.ArgumentTypeError(f"must be {low:g} to {high:g} seconds, not {text}")
+        return value
+
+    return parse
+
+
 def _add_kb(sub: Any, handler: Handler) -> None:
     kb = sub.add_parser("kb", help="list, inspect, rename or delete knowledge bases")
     kbs = kb.add_subparsers(dest="kb_command", required=True)
@@ -120,7 +135,8 @@ def _add_kb(sub: Any, handler: Handler) -> None:
 def _add_watch_and_search(sub: Any, watch: Handler, search: Handler) -> None:
     wa = sub.add_parser("watch", help="keep a knowledge base in sync with its folders until Ctrl-C")
     wa.add_argument("--kb", default="default")
-    wa.add_argument("--debounce", type=float, default=2.0, help="seconds of quiet before re-indexing")
+    wa.add_argument("--debounce", type=_seconds(0.1, 3600.0), default=2.0,
+                    help="seconds of quiet before re-indexing (0.1 to 3600; default 2)")
     wa.set_defaults(func=watch)
     se = sub.add_parser("search", help="hybrid retrieval without generation (debug view)")
     se.add_argument("query")

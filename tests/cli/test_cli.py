@@ -148,3 +148,29 @@ def test_output_piped_into_a_reader_that_stops_is_no_traceback(data):
         proc = subprocess.run(f'"{sys.executable}" -c "{script}" --data-dir "{d}" kb docs k | head -c 1',
                               shell=True, capture_output=True, text=True, timeout=120)
         assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_a_data_folder_that_is_a_file_or_a_bad_settings_version_is_said_not_a_traceback(tmp_path, capsys):
+    afile = tmp_path / "data"
+    afile.write_text("not a folder")
+    assert main(["--data-dir", str(afile), "kb", "list"]) == 1
+    err = capsys.readouterr().err
+    assert "Not a directory" in err and "--data-dir" in err and "Traceback" not in err
+    folder = tmp_path / "d2"
+    folder.mkdir()
+    for version in ('"abc"', "null", "2.5"):
+        (folder / "settings.json").write_text(json.dumps({"version": json.loads(version)}))
+        assert main(["--data-dir", str(folder), "kb", "list"]) == 2
+        assert "whole number" in capsys.readouterr().err
+    for debounce in ("0", "-1", "inf", "nan"):
+        with pytest.raises(SystemExit) as stop:
+            main(["--data-dir", str(folder), "watch", "--debounce", debounce])
+        assert stop.value.code == 2
+
+
+def test_kb_rename_json_is_one_json_document(data, capsys):
+    d, docs = data
+    assert main(["--data-dir", str(d), "ingest", str(docs), "--kb", "k"]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", str(d), "kb", "rename", "k", "k2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"renamed": "k", "to": "k2"}
