@@ -325,7 +325,7 @@ def load_settings(data_dir: str | os.PathLike[str] | None = None) -> Settings:
     if not path.exists():
         return settings
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise ConfigError(
             f"Cannot read settings file {path}: {exc}",

@@ -75,6 +75,13 @@ def test_the_stores_own_filters_take_any_file_name():
     assert conditions(SearchFilter(paths=odd))[0].any_of == odd
 
 
+def test_a_folder_filter_with_a_trailing_slash_names_the_folder_and_a_bom_is_read(tmp_path):
+    assert parse_filters(["folder=/docs/", "path=/docs/a.md"]).folders == ("/docs",)
+    assert parse_filters(["folder=/"]).folders == ("/",)
+    (tmp_path / "settings.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"query": {"top_k": 7}}).encode())
+    assert load_settings(tmp_path).query.top_k == 7  # saved by Windows Notepad: it was refused
+
+
 def test_settings_is_frozen(tmp_path):
     s = Settings(data_dir=tmp_path)
     with pytest.raises(AttributeError):

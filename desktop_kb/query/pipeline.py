@@ -11,6 +11,7 @@ readers (:class:`Sources`) and the models (:class:`Models`), never the ``Library
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ __all__ = ["MAX_QUESTION_TOKENS", "REFUSAL", "Events", "Models", "Sources", "ans
 # characters): the passages, the history and the instructions need the rest.
 MAX_QUESTION_TOKENS = 1000
 MAX_HISTORY_TOKENS = 800  # the earlier turns' share
+_MARKS = re.compile(r"\s*\[\d+(?:\s*[,，-]\s*\d+)*\]")
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,12 @@ class Draft:
 def recent_history(history: Sequence[tuple[str, str]], turns: int,
                    budget: int = MAX_HISTORY_TOKENS) -> list[tuple[str, str]]:
     """The last ``turns`` turns that fit ``budget`` tokens together, newest kept first: a long
-    conversation is shortened, never sent past the prompt's size."""
+    conversation is shortened, never sent past the prompt's size. The answers lose their ``[n]``
+    marks: those point at that turn's passages, not this one's (a follow-up's search query and
+    citations took them up)."""
     kept: list[tuple[str, str]] = []
-    for turn in reversed(list(history)[-turns:] if turns > 0 else []):
+    for question, said in reversed(list(history)[-turns:] if turns > 0 else []):
+        turn = (question, _MARKS.sub("", said))
         budget -= estimate_tokens(turn[0]) + estimate_tokens(turn[1])
         if budget < 0:
             break

@@ -89,6 +89,13 @@ def _check_value(value: object, key: str = "filter") -> str:
     return value
 
 
+def _no_trailing_sep(value: str, key: str) -> str:
+    """"/docs/" names the folder "/docs" (a folder filter with the slash matched nothing)."""
+    if key in ("folder", "path") and len(value) > 1 and value.endswith(("/", "\\")) and not value.endswith(":\\"):
+        return value.rstrip("/\\") or value
+    return value
+
+
 def _parse_time(key: str, value: str, end_of_day: bool) -> int:
     value = value.strip()
     if re.fullmatch(r"-?\d{1,12}", value):
@@ -120,7 +127,7 @@ def parse_filters(items: Iterable[str]) -> SearchFilter:
         key, _, value = raw.partition("=")
         key = key.strip().lower()
         if key in _LIST_KEYS:
-            parts = [v.strip() for v in value.split(",")] if key in ("tag", "tags") else [value]
+            parts = [v.strip() for v in value.split(",")] if key in ("tag", "tags") else [_no_trailing_sep(value, key)]
             for part in parts:
                 lists.setdefault(_LIST_KEYS[key], []).append(_check_value(part, key))
         elif key in _TIME_KEYS:

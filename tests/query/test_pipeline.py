@@ -307,8 +307,10 @@ def test_a_long_conversation_is_shortened_to_fit_the_prompt():
     from desktop_kb.text.budget import estimate_tokens
 
     short = [(f"Question {i}?", f"Answer {i} [1].") for i in range(6)]
-    assert recent_history(short, 4) == short[-4:] and recent_history(short, 0) == []
-    huge = [("差旅" * 4000, "答" * 8000), ("How much for hotels?", "Up to 180 euros [1].")]
+    # the earlier answers' [n] point at that turn's passages: not carried into this one's prompts
+    assert recent_history(short, 4) == [(f"Question {i}?", f"Answer {i}.") for i in range(2, 6)]
+    assert recent_history(short, 0) == []
+    huge = [("差旅" * 4000, "答" * 8000), ("How much for hotels?", "Up to 180 euros [1][2, 3].")]
     kept = recent_history(huge, 4)  # 8,000-character turns (what the API accepts) would overflow 4,096
-    assert kept == huge[-1:]
+    assert kept == [("How much for hotels?", "Up to 180 euros.")]
     assert sum(estimate_tokens(q) + estimate_tokens(a) for q, a in kept) <= MAX_HISTORY_TOKENS
