@@ -134,8 +134,9 @@ def inspect(kb: str, kb_dir: Path, store: VectorStore, open_manifest: Callable[[
     m, damaged = _read_manifest(open_manifest)
     seen = _read_store(kb, store, keep_payloads=False)
     problems: list[Problem] = []
-    if m is not None and m.get_meta("embedder") is None and seen.points:
-        # missing and made anew, or emptied: its passages are not strays, they are what to rebuild it from
+    if m is not None and m.get_meta("embedder") is None and not m.get_meta("reembed") and seen.points:
+        # missing and made anew, or emptied (not a re-embedding's reset, which keeps its list of files):
+        # its passages are not strays, they are what to rebuild it from
         m, damaged = None, f"it is empty, while the index holds {seen.points} passages"
     if m is None:
         problems.append(Problem("manifest", f"The manifest (manifest.sqlite) is damaged: {damaged}"))
