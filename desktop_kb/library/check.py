@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DesktopKBError
+from ..errors import DesktopKBError, KnowledgeBaseInUse
 from ..ingest.chunk import chunk_document
 from ..ingest.discover import sha256_file
 from ..ingest.embed import embed_chunks
@@ -112,6 +112,8 @@ def _read_store(kb: str, store: VectorStore, keep_payloads: bool) -> _Store:
             seen.by_path[path][doc_id] += 1
             if keep_payloads:
                 seen.payloads[path].append(dict(p.payload))
+    except KnowledgeBaseInUse:
+        raise
     except DesktopKBError as exc:
         return _Store(readable=False, error=exc.message)
     return seen
@@ -125,6 +127,8 @@ def _read_manifest(open_manifest: Callable[[], Manifest]) -> tuple[Manifest | No
             return None, verdict
         m.documents(), m.pending(), m.get_meta("dim")
         return m, ""
+    except KnowledgeBaseInUse:  # another process holds it: not damage (and nothing to repair)
+        raise
     except (DesktopKBError, sqlite3.Error) as exc:
         return None, getattr(exc, "message", None) or str(exc)
 

@@ -169,3 +169,31 @@ def test_reembed_with_a_file_not_there_or_an_embedder_that_fails_drops_nothing(s
     with _lib(settings) as lib:
         assert len(lib.reembed("kb").added) == 2
         assert {r.tags for r in lib.documents("kb")} == {("important",)}
+
+
+def test_kb_check_on_a_base_another_process_uses_says_in_use_not_damaged(settings, tmp_path):
+    import subprocess
+    import sys
+
+    from desktop_kb.errors import KnowledgeBaseInUse
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.txt").write_text("Alpha notes.\n", encoding="utf-8")
+    with _lib(settings) as lib:
+        lib.ingest("kb", [d])
+    code = ("import time; from pathlib import Path; from desktop_kb.ingest.manifest import Manifest; "
+            f"m = Manifest(Path({str(settings.kbs_dir / 'kb' / 'manifest.sqlite')!r})); "
+            "print('HOLDING', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
+        with _lib(settings) as lib:
+            for run in (lib.check_kb, lib.repair_kb):  # "the manifest is damaged: … in use" before
+                with pytest.raises(KnowledgeBaseInUse):
+                    run("kb")
+    finally:
+        holder.kill()
+        holder.wait()
+    with _lib(settings) as lib:
+        assert lib.check_kb("kb").ok and len(lib.documents("kb")) == 1
