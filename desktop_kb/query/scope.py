@@ -41,7 +41,7 @@ _LEAD_NUMBER = re.compile(
 # pointed one, whatever else its wording says ("Summarise: do employees need …?")
 _YES_NO = re.compile(
     r"^\W*(?:(?:summari[sz]e|summary|overview|briefly)\W+)?(?:do|does|did|is|are|was|were|can|could|may|must|"
-    r"should|will|would|has|have|had)\b|是否|有没有|能否|可否|[吗么][？?。.！!\s]*$", re.IGNORECASE)
+    r"should|will|would|has|have|had)\b|是否|有没有|能否|可否|吗[？?。.！!\s]*$", re.IGNORECASE)
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 
 

@@ -98,8 +98,8 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text))
 
 
-# what a refusal is about: the passages, the documents, what is (not) given, the model itself
-_ABOUT_SOURCES = re.compile(r"\b(?:passages?|documents?|texts?|sources?|context|information|provided|I)\b|"
+# what a refusal is about: the passages, the documents, what is (not) given ("我": the model itself)
+_ABOUT_SOURCES = re.compile(r"\b(?:passages?|documents?|texts?|sources?|context|information|provided)\b|"
                             r"段落|文档|文件|资料|文本|上下文|信息|我", re.IGNORECASE)
 
 

@@ -62,6 +62,7 @@ def test_scope_cues_are_cheap_patterns():
                    "Does the travel policy list the hotel allowance per night?", "报销是否需要发票？", "差旅政策里有住宿标准吗？"):
         assert scope_cue(yes_no) is None, yes_no
     assert scope_cue("总结采购制度第三条") == "section"
+    assert scope_cue("第三章讲了什么？") == "section" and scope_cue("总结一下这份报告说了什么") == "document"
 
 
 def test_chinese_enumerated_sections_are_numbered():

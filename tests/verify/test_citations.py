@@ -234,5 +234,5 @@ def test_a_cited_negative_claim_is_checked_not_taken_for_a_refusal():
     zh = [_hit("报销时须提交发票原件，并附上增值税发票。", start=500)]
     assert not validate("报销并未要求附发票[1]。", zh, "报销需要附发票吗？").valid
     for refusal in ("Passage [1] does not mention hotels.", "The passages do not say how much hotels cost [1].",
-                    "I cannot find the hotel allowance in the documents."):
+                    "I cannot find the hotel allowance in the documents.", "我在文档中找不到住宿标准 [1]。"):
         assert validate(refusal, hits, "How much are hotels?").refusal, refusal
