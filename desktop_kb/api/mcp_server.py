@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 from typing import Any
 
 from ..errors import DesktopKBError, user_message
 from ..progress import CancelToken
 from ..store.filters import parse_filters
+from ..text.tokenize import lone_surrogate
 from .schemas import MAX_TEXT
 from .service import ALL_MODEL, KB_PREFIX, Service, answer_record, hit_record
 
 __all__ = ["build_mcp"]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 def _model(kb: str | None) -> str:
     return KB_PREFIX + kb if kb else ALL_MODEL
@@ -47,7 +44,7 @@ def _text(value: str, field: str) -> str:
     """The API's limits on a query or question (``MAX_TEXT`` characters, real Unicode)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    if not value.strip() or len(value) > MAX_TEXT or _SURROGATE.search(value):
+    if not value.strip() or len(value) > MAX_TEXT or lone_surrogate(value):
         raise ToolError(f"{field}: 1 to {MAX_TEXT} characters of text.")
     return value
 

@@ -9,7 +9,6 @@ the same parser (:func:`desktop_kb.store.filters.parse_filters`).
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from ..errors import FilterError
 from ..protocols import SearchFilter
 from ..store.filters import parse_filters
+from ..text.tokenize import lone_surrogate
 
 __all__ = ["MAX_BODY_BYTES", "ChatMessage", "ChatRequest", "Filters", "SearchRequest"]
 
@@ -24,7 +24,6 @@ MAX_BODY_BYTES = 256 * 1024
 MAX_TEXT = 8000
 _LISTS = ("tag", "tags", "folder", "owner", "path", "doc_id")
 _TIMES = ("mtime_from", "mtime_to", "ingested_from", "ingested_to")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Filters(BaseModel):
@@ -100,7 +99,7 @@ class ChatRequest(_Common):
             raise ValueError("the last message must be the user's question, with text")
         if any(len(m.text()) > MAX_TEXT for m in asked):
             raise ValueError(f"a user message may have at most {MAX_TEXT} characters")
-        if any(_SURROGATE.search(m.text()) for m in messages):  # JSON can carry half a UTF-16 pair
+        if any(lone_surrogate(m.text()) for m in messages):
             raise ValueError("a message is not valid Unicode text")
         return messages
 

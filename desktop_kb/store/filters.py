@@ -14,13 +14,13 @@ from typing import Any
 
 from ..errors import FilterError
 from ..protocols import SearchFilter
+from ..text.tokenize import lone_surrogate
 
 __all__ = ["PAYLOAD_INDEXES", "Condition", "conditions", "describe_filter", "parse_filters"]
 
 MAX_VALUE_LEN = 1024
 MAX_VALUES = 256
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone half of a UTF-16 pair (JSON can carry one)
 _FIRST_DAY = int(dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp())
 _LAST_DAY = int(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp())
 
@@ -84,7 +84,7 @@ def _check_value(value: object, key: str = "filter") -> str:
         raise FilterError(f"{key}: filter values must be 1 to {MAX_VALUE_LEN} characters long.", param=key)
     if _CONTROL.search(value):
         raise FilterError(f"{key}: filter values must not contain control characters.", param=key)
-    if _SURROGATE.search(value):  # not text: no store or tokenizer can encode it
+    if lone_surrogate(value):
         raise FilterError(f"{key}: the value is not valid Unicode text.", param=key)
     return value
 

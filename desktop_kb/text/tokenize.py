@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_ratio", "is_cjk_char", "reads_as_chinese", "token_id", "tokenize"]
+__all__ = ["cjk_ratio", "is_cjk_char", "lone_surrogate", "reads_as_chinese", "token_id", "tokenize"]
 
 # A compact English list (function words only): large lists drop content words such as
 # "research", "system" or "information", which hurts retrieval.
@@ -38,6 +38,15 @@ _WORD = re.compile(r"[^\W_]+(?:[.\-+][^\W_]+)*", re.UNICODE)
 def is_cjk_char(ch: str) -> bool:
     cp = ord(ch)
     return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds half of a UTF-16 pair (JSON can carry one): not text, which no store
+    or tokenizer can encode."""
+    return _SURROGATE.search(text) is not None
 
 
 def reads_as_chinese(text: str) -> bool:
