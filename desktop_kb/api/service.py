@@ -181,7 +181,7 @@ class Service:
     def check(self, question: str, model: str, flt: SearchFilter) -> None:
         """What would stop a question before the model is asked (a question too long, an owner the
         base requires, an unknown base), raised before it queues: a 4xx, also for a streamed reply."""
-        check_question(" ".join(question.split()))
+        check_question(question)
         kbs = self.kbs(model)
         with self._search:
             self.lib.views(kbs, None if flt.is_empty() else flt)

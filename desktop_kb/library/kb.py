@@ -395,7 +395,7 @@ class Library(AdminMixin, DocumentsMixin):
         ``on_restart`` retries are not streamed: the returned Answer has the final text)."""
         from ..query.pipeline import Events, Models, Sources, answer, check_question
 
-        check_question(" ".join(question.split()))  # empty or too long: said before any model loads
+        check_question(question)  # empty or too long: said before any model loads
         asked = tuple(kbs) if kbs else tuple(self.list_kbs())
         sources = Sources(self.views(kbs, flt), self.document_toc, self.document_chunks, asked)
         # the answer model first: a missing one fails with a clear message before any search

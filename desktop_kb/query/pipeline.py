@@ -121,8 +121,10 @@ def recent_history(history: Sequence[tuple[str, str]], turns: int,
 
 def check_question(question: str) -> None:
     """ConfigError for an empty question; QuestionTooLong for one that would crowd the passages out
-    of the prompt."""
-    if not question.strip():
+    of the prompt (its words counted as :func:`answer` reads them, spaces run together).
+    :meth:`Library.ask` asks it before any model loads."""
+    question = " ".join(question.split())
+    if not question:
         raise ConfigError("The question is empty.", "Type a question.")
     tokens = estimate_tokens(question)
     if tokens > MAX_QUESTION_TOKENS:
@@ -144,7 +146,6 @@ def answer(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     question = " ".join(question.split())
-    check_question(question)
     history = recent_history(history, q.history_turns)
     events.stage(STAGE_SEARCHING)
     found = search(question, history, sources.views, SearchModels(models.embedder, models.reranker, models.small),
