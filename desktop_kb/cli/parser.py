@@ -81,31 +81,18 @@ _KB_COMMANDS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
 )
 
 
-def _count(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: a whole number from ``low`` to ``high`` (else a usage error, exit 2)."""
+def _ranged(convert: Callable[[str], float], low: float, high: float, what: str,
+            unit: str = "") -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)`` from ``low`` to ``high`` (else a usage error, exit 2;
+    NaN is out of every range)."""
 
-    def parse(text: str) -> int:
+    def parse(text: str) -> Any:
         try:
-            value = int(text)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {low} to {high}, not {value}")
-        return value
-
-    return parse
-
-
-def _seconds(low: float, high: float) -> Callable[[str], float]:
-    """An argparse type: seconds from ``low`` to ``high`` (0 made the watcher spin, inf never index)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-        if not low <= value <= high:  # also NaN
-            raise argparse.ArgumentTypeError(f"must be {low:g} to {high:g} seconds, not {text}")
+            raise argparse.ArgumentTypeError(f"must be {low:g} to {high:g}{unit}, not {text}")
         return value
 
     return parse
@@ -135,13 +122,15 @@ def _add_kb(sub: Any, handler: Handler) -> None:
 def _add_watch_and_search(sub: Any, watch: Handler, search: Handler) -> None:
     wa = sub.add_parser("watch", help="keep a knowledge base in sync with its folders until Ctrl-C")
     wa.add_argument("--kb", default="default")
-    wa.add_argument("--debounce", type=_seconds(0.1, 3600.0), default=2.0,
+    wa.add_argument("--debounce", type=_ranged(float, 0.1, 3600.0, "a number of seconds", " seconds"),
+                    default=2.0,
                     help="seconds of quiet before re-indexing (0.1 to 3600; default 2)")
     wa.set_defaults(func=watch)
     se = sub.add_parser("search", help="hybrid retrieval without generation (debug view)")
     se.add_argument("query")
     se.add_argument("--kb", action="append", help="knowledge base (repeatable; default: all)")
-    se.add_argument("--top-k", type=_count(1, 200), default=5, help="how many passages (1 to 200; default 5)")
+    se.add_argument("--top-k", type=_ranged(int, 1, 200, "a whole number"), default=5,
+                    help="how many passages (1 to 200; default 5)")
     se.add_argument("--filter", action="append", help="key=value (repeatable)")
     se.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     se.add_argument("--json", action="store_true")
