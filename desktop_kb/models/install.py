@@ -112,7 +112,7 @@ def install_shipped(
 # -- a folder or file the user copied --------------------------------------------------------------
 def _same_file(a: Path, b: Path) -> bool:
     """The same file (a link, or equal contents)."""
-    if a.resolve() == b.resolve() or os.path.samefile(a, b):
+    if os.path.samefile(a, b):
         return True
     if a.stat().st_size != b.stat().st_size:
         return False
