@@ -4,12 +4,15 @@ moved, unplugged or made unreadable, a removal by folder (the real store, a fake
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from desktop_kb.backends.embed_hash import HashEmbedder
-from desktop_kb.errors import ConfigError
+from desktop_kb.errors import ConfigError, KnowledgeBaseInUse
 from desktop_kb.ingest.watch import to_ingest
 from desktop_kb.library.kb import Library
 
@@ -116,30 +119,32 @@ def test_watch_turns_a_deleted_folder_into_its_files_and_leaves_a_watched_root_a
     assert to_ingest([tmp_path / "tmp~"], known, [root]) == []
 
 
-def test_a_base_another_process_uses_is_not_renamed(settings, tmp_path):
-    import subprocess
-    import sys
-
-    from desktop_kb.errors import KnowledgeBaseInUse
-
+@contextmanager
+def _held_by_another_process(settings, tmp_path):
+    """A base "kb" of one document whose manifest another process holds (as an ingest or a watch
+    does while it runs), until the block ends."""
     d = tmp_path / "docs"
     d.mkdir()
     (d / "a.txt").write_text("Alpha notes.\n", encoding="utf-8")
     with _lib(settings) as lib:
         lib.ingest("kb", [d])
-    code = ("import sys, time; from pathlib import Path; from desktop_kb.ingest.manifest import Manifest; "
+    code = ("import time; from pathlib import Path; from desktop_kb.ingest.manifest import Manifest; "
             f"m = Manifest(Path({str(settings.kbs_dir / 'kb' / 'manifest.sqlite')!r})); "
-            "print('HOLDING', flush=True); time.sleep(60)")  # what an ingest or watch holds while it runs
+            "print('HOLDING', flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
-        with _lib(settings) as lib:
-            with pytest.raises(KnowledgeBaseInUse):
-                lib.rename_kb("kb", "kb2")  # it split the base and crashed the other process
-            assert lib.list_kbs() == ["kb"]
+        yield
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_base_another_process_uses_is_not_renamed(settings, tmp_path):
+    with _held_by_another_process(settings, tmp_path), _lib(settings) as lib:
+        with pytest.raises(KnowledgeBaseInUse):
+            lib.rename_kb("kb", "kb2")  # it split the base and crashed the other process
+        assert lib.list_kbs() == ["kb"]
     with _lib(settings) as lib:
         lib.rename_kb("kb", "kb2")
         assert lib.list_kbs() == ["kb2"] and len(lib.documents("kb2")) == 1
@@ -172,28 +177,9 @@ def test_reembed_with_a_file_not_there_or_an_embedder_that_fails_drops_nothing(s
 
 
 def test_kb_check_on_a_base_another_process_uses_says_in_use_not_damaged(settings, tmp_path):
-    import subprocess
-    import sys
-
-    from desktop_kb.errors import KnowledgeBaseInUse
-
-    d = tmp_path / "docs"
-    d.mkdir()
-    (d / "a.txt").write_text("Alpha notes.\n", encoding="utf-8")
-    with _lib(settings) as lib:
-        lib.ingest("kb", [d])
-    code = ("import time; from pathlib import Path; from desktop_kb.ingest.manifest import Manifest; "
-            f"m = Manifest(Path({str(settings.kbs_dir / 'kb' / 'manifest.sqlite')!r})); "
-            "print('HOLDING', flush=True); time.sleep(60)")
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "HOLDING"
-        with _lib(settings) as lib:
-            for run in (lib.check_kb, lib.repair_kb):  # "the manifest is damaged: … in use" before
-                with pytest.raises(KnowledgeBaseInUse):
-                    run("kb")
-    finally:
-        holder.kill()
-        holder.wait()
+    with _held_by_another_process(settings, tmp_path), _lib(settings) as lib:
+        for run in (lib.check_kb, lib.repair_kb):  # "the manifest is damaged: … in use" before
+            with pytest.raises(KnowledgeBaseInUse):
+                run("kb")
     with _lib(settings) as lib:
         assert lib.check_kb("kb").ok and len(lib.documents("kb")) == 1
