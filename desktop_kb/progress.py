@@ -17,18 +17,28 @@ __all__ = ["CancelToken", "IngestProgress", "ProgressCallback", "null_progress",
 class CancelToken:
     """A thread-safe flag; long work calls :meth:`raise_if_cancelled` between steps."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: CancelToken | None = None) -> None:
         self._event = threading.Event()
+        self._parent = parent  # a child is cancelled with its parent, or on its own
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self._parent is not None and self._parent.cancelled)
+
+    @property
+    def cancelled_here(self) -> bool:
+        """Cancelled on its own (a child stopped by its owner), not through its parent."""
+        return self._event.is_set() and not (self._parent is not None and self._parent.cancelled)
+
+    def child(self) -> CancelToken:
+        """A token its owner can cancel without cancelling this one; cancelling this one cancels it."""
+        return CancelToken(self)
 
     def raise_if_cancelled(self) -> None:
-        if self._event.is_set():
+        if self.cancelled:
             raise Cancelled()
 
 

@@ -113,6 +113,9 @@ class QuerySettings:
     trail_passage_tokens: int = 100
     # a section or document question reads at most this many tokens per prompt; more goes map-reduce
     section_tokens: int = 1800
+    # ... each part's partial answer at most part_answer_tokens (the combined one max_answer_tokens):
+    # a summary's time is bounded by its parts, whatever the model does
+    part_answer_tokens: int = 200
     # "auto": follow-ups, and first questions in another language than the knowledge base
     # (translated so the BM25 leg can match); "always": every question; "off"
     rewrite: str = "auto"
@@ -367,6 +370,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("query.lead_passages must be at least 1, and query.trail_passage_tokens at least 40.")
     if s.query.section_tokens < 200:
         raise ConfigError("query.section_tokens must be at least 200.")
+    if not 40 <= s.query.part_answer_tokens <= s.query.max_answer_tokens:
+        raise ConfigError("query.part_answer_tokens must be at least 40 and at most query.max_answer_tokens.")
     if s.query.rewrite not in ("auto", "always", "off"):
         raise ConfigError('Setting query.rewrite must be "auto", "always" or "off".')
     if s.query.fusion not in ("rrf", "convex"):

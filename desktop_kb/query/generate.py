@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from ..progress import CancelToken
 from ..protocols import ChatMessage, Generator
 from ..types import Hit
+from .loops import guarded_chat
 from .prompts import answer_messages
 
 __all__ = ["generate", "order_passages"]
@@ -33,8 +34,9 @@ def generate(
     texts: Sequence[str] | None = None,
 ) -> tuple[str, list[ChatMessage]]:
     """The answer text and the conversation that produced it (for correction retries); the LLM
-    reads ``texts`` (evidence windows) in place of the hits' whole chunks when given."""
+    reads ``texts`` (evidence windows) in place of the hits' whole chunks when given. A reply that
+    loops is stopped and cut before its first repeat (:mod:`.loops`)."""
     messages = messages if messages is not None else answer_messages(question, hits, history, texts)
-    text = generator.chat(messages, max_tokens=max_tokens, temperature=temperature, on_token=on_token,
-                          cancel=cancel)
-    return text.strip(), messages
+    reply = guarded_chat(generator, messages, max_tokens=max_tokens, temperature=temperature, on_token=on_token,
+                         cancel=cancel)
+    return reply.text, messages

@@ -186,8 +186,8 @@ def _generate(question: str, history: Sequence[tuple[str, str]], reading: Readin
     with timed(timings, "generate"):
         if len(reading.parts) > 1:
             text, messages = map_reduce(question, reading.passages, history, generator, reading.parts,
-                                        max_tokens=q.max_answer_tokens, on_token=first, cancel=events.cancel,
-                                        on_part=on_part)
+                                        max_tokens=q.max_answer_tokens, part_tokens=q.part_answer_tokens, on_token=first,
+                                        cancel=events.cancel, on_part=on_part)
         else:
             text, messages = generate(question, reading.passages, history, generator,
                                       max_tokens=q.max_answer_tokens, on_token=first, cancel=events.cancel,

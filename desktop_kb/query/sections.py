@@ -10,6 +10,7 @@ from ..progress import CancelToken
 from ..protocols import ChatMessage, Generator
 from ..text.budget import estimate_tokens
 from ..types import Chunk, Hit
+from .loops import guarded_chat
 from .prompts import answer_messages, reduce_messages
 from .scope import Scope
 
@@ -46,12 +47,14 @@ def map_reduce(
     parts: Sequence[Sequence[int]],
     *,
     max_tokens: int = 512,
+    part_tokens: int = 200,
     on_part: Callable[[int, int], None] | None = None,
     on_token: Callable[[str], None] | None = None,
     cancel: CancelToken | None = None,
 ) -> tuple[str, list[ChatMessage]]:
     """The combined answer and the conversation that produced it (the reduce step's, so a
-    correction retry revises the combined answer)."""
+    correction retry revises the combined answer). Each part answers in at most ``part_tokens``,
+    the combination in ``max_tokens``; a reply that loops is cut before its first repeat."""
     partials: list[str] = []
     for k, part in enumerate(parts, 1):
         if on_part is not None:
@@ -60,9 +63,8 @@ def map_reduce(
         messages = answer_messages(question, subset, history, first=part[0] + 1,
                                    note=f"These passages are part {k} of {len(parts)} of the section asked "
                                         "about; answer for this part only.")
-        text = generator.chat(messages, max_tokens=max_tokens, temperature=0.0, cancel=cancel).strip()
+        text = guarded_chat(generator, messages, max_tokens=part_tokens, cancel=cancel).text
         if text:
             partials.append(text)
     messages = reduce_messages(question, partials)
-    text = generator.chat(messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token, cancel=cancel)
-    return text.strip(), messages
+    return guarded_chat(generator, messages, max_tokens=max_tokens, on_token=on_token, cancel=cancel).text, messages
