@@ -101,6 +101,9 @@ class QuerySettings:
     adaptive_fusion: bool = True
     max_queries: int = 2
     citation_retries: int = 2
+    # a refused draft: this many passages it did not cite, best ranked first, each answered from
+    # alone and checked (query/alternate.py); 0: off
+    alternate_passages: int = 1
     max_answer_tokens: int = 512
     history_turns: int = 4
     # Evidence windows: the LLM reads at most this many tokens of passage text in all (0 = whole
@@ -370,6 +373,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("query.lead_passages must be at least 1, and query.trail_passage_tokens at least 40.")
     if s.query.section_tokens < 200:
         raise ConfigError("query.section_tokens must be at least 200.")
+    if not 0 <= s.query.alternate_passages <= 5:
+        raise ConfigError("query.alternate_passages must be 0 (off) to 5.")
     if not 40 <= s.query.part_answer_tokens <= s.query.max_answer_tokens:
         raise ConfigError("query.part_answer_tokens must be at least 40 and at most query.max_answer_tokens.")
     if s.query.rewrite not in ("auto", "always", "off"):

@@ -7,10 +7,12 @@ from typing import Any, Literal
 
 __all__ = [
     "FIRST_TOKEN",
+    "STAGE_ALTERNATE",
     "STAGE_CHECKING",
     "STAGE_PART",
     "STAGE_PARTS",
     "STAGE_READING",
+    "STAGE_REWRITING",
     "STAGE_SEARCHING",
     "Answer",
     "Chunk",
@@ -144,6 +146,8 @@ class FallbackDecision:
 FIRST_TOKEN = "first_token"
 # what an answer is doing, for a status line: (stage, count) through ``ask(on_stage=…)``
 STAGE_SEARCHING, STAGE_READING, STAGE_CHECKING = "searching", "reading", "checking"
+STAGE_REWRITING = "rewriting"  # a follow-up made a standalone question (before searching)
+STAGE_ALTERNATE = "alternate"  # a refused draft: passage n read alone (query/alternate.py)
 # a section too big for one prompt: "parts" (n = how many), then "part" (n = which, from 2)
 STAGE_PARTS, STAGE_PART = "parts", "part"
 
@@ -199,6 +203,9 @@ class Answer:
     answerability: Answerability | None = None
     # each cited sentence's verdict when the trained verifier checked the answer (else empty)
     verdicts: tuple[SentenceVerdict, ...] = ()
+    # why refused (verify/refusal.py): "nothing_found" (no relevant passage), "not_stated" (passages
+    # found, none states the answer), "unsupported" (a draft its passage does not say); "" otherwise
+    refusal: str = ""
 
 
 @dataclass(frozen=True)

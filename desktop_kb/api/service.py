@@ -112,7 +112,8 @@ def answer_record(a: Answer) -> dict[str, Any]:
         })
     return {
         "status": a.status,  # answered | refused | clarify
-        "refusal": None if a.status == "answered" else {"reason": a.text, "problems": list(a.problems)},
+        "refusal": None if a.status == "answered" else {"reason": a.text, "kind": a.refusal or None,
+                                                        "problems": list(a.problems)},
         "citations": cites,
         "verdicts": [{"sentence": v.sentence, "citations": list(v.citations), "score": v.score, "verdict": v.verdict}
                      for v in a.verdicts],

@@ -29,6 +29,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
     return {
         "answer": a.text,
         "status": a.status,
+        "refusal": a.refusal or None,  # nothing_found | not_stated | unsupported (when refused)
         "citations": [{"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
                        "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
                        "quote_start": c.quote_start, "quote_end": c.quote_end,

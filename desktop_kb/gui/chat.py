@@ -30,7 +30,16 @@ from PySide6.QtWidgets import (
 
 from ..errors import DesktopKBError
 from ..progress import CancelToken
-from ..types import STAGE_CHECKING, STAGE_PART, STAGE_PARTS, STAGE_READING, Answer, Citation
+from ..types import (
+    STAGE_ALTERNATE,
+    STAGE_CHECKING,
+    STAGE_PART,
+    STAGE_PARTS,
+    STAGE_READING,
+    STAGE_REWRITING,
+    Answer,
+    Citation,
+)
 from . import errors
 from .chat_render import citation_label, citing_sentence, transcript_html, turn_html
 from .conversations import Conversation, ConversationStore, Turn
@@ -262,6 +271,10 @@ class ChatWidget(QWidget):
             text = tr("Reading {n} passages…", n=n) if n != 1 else tr("Reading 1 passage…")
         elif stage == STAGE_CHECKING:
             text = tr("Checking the citations…")
+        elif stage == STAGE_REWRITING:
+            text = tr("Understanding the follow-up question…")
+        elif stage == STAGE_ALTERNATE:
+            text = tr("The first draft did not check out: answering from passage [{n}] alone…", n=n)
         else:
             text = tr("Searching your documents…")
         self.status.setText(text)

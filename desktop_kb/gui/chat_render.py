@@ -42,8 +42,8 @@ def turn_notes(turn: Turn) -> list[str]:
     """The lines shown in italics under an answer: the filter, why there is no answer, what was
     left uncited or removed, a failed reranker."""
     notes = [tr("Searched only: {filter}", filter=turn.filter)] if turn.filter else []
-    if turn.status == "refused" and (turn.passages or turn.citations or not turn.answer):
-        # (with no passage at all, the answer itself says why: no documents yet, or the filters)
+    if turn.status == "refused" and not turn.answer:
+        # (a refusal's text is its one reason: nothing relevant found, none states it, or not supported)
         notes.append(tr("No answer: your documents do not seem to cover this question."))
     elif turn.status == "clarify":
         notes.append(tr("The question is ambiguous — please clarify or rephrase."))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from typing import Any
 from ..diskspace import write_text_atomic
 from ..types import Answer, Citation
 from ..verify.citations import UNCITED
-from ..verify.judge import JUDGED_NOT_ANSWERED, NOT_JUDGED
+from ..verify.judge import NOT_JUDGED
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
 
@@ -71,9 +70,7 @@ class Turn:
         if answer.scope:
             self.notes.append(f"Answered from {answer.scope}.")
         self.notes.extend(p for p in answer.problems if p.startswith(NOT_JUDGED))
-        # why the judge withheld it, in the passage's own words (the score is for the logs)
-        self.notes.extend(re.sub(r"\s*\(score [+-]?\d+(?:\.\d+)?\)\.?$", ".", p).removeprefix(f"{JUDGED_NOT_ANSWERED}: ")
-                          for p in answer.problems if p.startswith(JUDGED_NOT_ANSWERED))
+        # (a refusal's own text says why, in the passage's words: no second reason under it)
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

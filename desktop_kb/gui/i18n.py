@@ -200,6 +200,8 @@ ZH: dict[str, str] = {
     "Stop": "停止",
     "Stop the answer (Esc)": "停止回答（Esc）",
     "Searching your documents…": "正在检索你的文档…",
+    "Understanding the follow-up question…": "正在理解追问…",
+    "The first draft did not check out: answering from passage [{n}] alone…": "初稿未通过核对：改为只根据段落[{n}]作答…",
     "Writing the answer…": "正在生成回答…",
     "Reading {n} passages…": "正在阅读 {n} 个段落…",
     "Reading 1 passage…": "正在阅读 1 个段落…",

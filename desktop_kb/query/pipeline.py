@@ -33,16 +33,19 @@ from ..settings import QuerySettings
 from ..text.budget import estimate_tokens
 from ..types import (
     FIRST_TOKEN,
+    STAGE_ALTERNATE,
     STAGE_CHECKING,
     STAGE_PART,
     STAGE_PARTS,
     STAGE_READING,
-    STAGE_SEARCHING,
     Answer,
+    Citation,
 )
-from ..verify.answer_check import REFUSAL, Checked, CheckOptions, check_answer
+from ..verify.answer_check import Checked, CheckOptions, check_answer
 from ..verify.citations import Validation, validate
 from ..verify.graded import Thresholds
+from ..verify.refusal import NOTHING_FOUND
+from .alternate import judge_question, other_passages, renumber
 from .generate import generate
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read
@@ -50,7 +53,7 @@ from .retrieve import KBView
 from .search import Found, SearchModels, TocReader, search
 from .sections import map_reduce
 
-__all__ = ["MAX_QUESTION_TOKENS", "REFUSAL", "Events", "Models", "Sources", "answer", "check_question",
+__all__ = ["MAX_QUESTION_TOKENS", "Events", "Models", "Sources", "answer", "check_question",
            "recent_history"]
 
 # A question's share of the LLM's 4,096-token prompt (about 4,600 English or 1,100 Chinese
@@ -147,25 +150,30 @@ def answer(
     timings: dict[str, float] = {}
     question = " ".join(question.split())
     history = recent_history(history, q.history_turns)
-    events.stage(STAGE_SEARCHING)
     found = search(question, history, sources.views, SearchModels(models.embedder, models.reranker, models.small),
-                   q, flt=flt, toc_of=sources.toc_of, timings=timings, cancel=events.cancel, asked=sources.asked)
+                   q, flt=flt, toc_of=sources.toc_of, timings=timings, cancel=events.cancel, asked=sources.asked,
+                   on_stage=events.stage)
     if found.stopped:
         return _stopped(question, found, timings)
     reading = read(found, sources.views, models.embedder, q, chunks_of=sources.chunks_of,
                    reading_order=reading_order, timings=timings)
     events.stage(STAGE_READING, len(reading.passages))
-    draft = _generate(question, history, reading, models.generator, q, events, timings, started)
+    asked = found.asked or question  # a follow-up is answered and checked as its standalone question
+    draft = _generate(asked, history, reading, models.generator, q, events, timings, started)
     events.stage(STAGE_CHECKING)
-    checked = _check(question, history, found, reading, draft, models, q, events, timings)
+    checker = _Checker(asked, history, found, reading, models, q, events, timings)
+    checked = checker.check(draft)
+    if not checked.accepted and checked.refusal != NOTHING_FOUND and found.scope is None:
+        draft, checked = checker.alternates(draft, checked)
     return _answer(question, found, reading, draft, checked, timings)
 
 
 def _stopped(question: str, found: Found, timings: dict[str, float]) -> Answer:
     """The fallback's refusal or request to clarify, with the passages found."""
     assert found.fallback is not None
-    return Answer(question=question, text=found.fallback.message,
-                  status="clarify" if found.fallback.decision == "clarify" else "refused",
+    clarify = found.fallback.decision == "clarify"
+    return Answer(question=question, text=found.fallback.message, status="clarify" if clarify else "refused",
+                  refusal="" if clarify else NOTHING_FOUND,
                   passages=found.ranked.hits, queries=found.queries, fallback=found.fallback, timings_ms=timings,
                   rerank_degraded=found.ranked.degraded)
 
@@ -196,33 +204,71 @@ def _generate(question: str, history: Sequence[tuple[str, str]], reading: Readin
     return Draft(text, messages, prompt_tokens)
 
 
-def _check(question: str, history: Sequence[tuple[str, str]], found: Found, reading: Reading, draft: Draft,
-           models: Models, q: QuerySettings, events: Events, timings: dict[str, float]) -> Checked:
-    """The answer check, with a correction retry that asks the model again with the problems named."""
-    passages, generator, embedder_id = reading.passages, models.generator, models.embedder.id
+class _Checker:
+    """The answer check over one reading: the draft with correction retries, then, when refused,
+    the passages the draft did not cite, each answered from alone (:mod:`.alternate`)."""
 
-    def check_text(candidate: str) -> Validation:
-        return validate(candidate, passages, question, stats=reading.stats, similarity=reading.similarity)
+    def __init__(self, question: str, history: Sequence[tuple[str, str]], found: Found, reading: Reading,
+                 models: Models, q: QuerySettings, events: Events, timings: dict[str, float]) -> None:
+        self.question, self.history, self.found, self.reading = question, history, found, reading
+        self.models, self.q, self.events, self.timings = models, q, events, timings
+        self._translated: dict[str, str] = {}
 
-    def regenerate(previous: str, check: Validation) -> str:
-        if events.on_restart is not None:
-            events.on_restart()
-        retry = [*draft.messages, {"role": "assistant", "content": previous},
-                 correction_message(check.errors, len(passages))]
-        with timed(timings, "generate"):
-            # a little temperature, so a retry does not repeat the same text word for word
-            new, _ = generate(question, passages, history, generator, max_tokens=q.max_answer_tokens,
-                              on_token=events.on_token if events.on_restart is not None else None,
-                              cancel=events.cancel, messages=retry, temperature=0.3)
-        return new
+    def check(self, draft: Draft, *, retry: bool = True) -> Checked:
+        """The answer check, with a correction retry that asks the model again with the problems named."""
+        question, reading, q, events = self.question, self.reading, self.q, self.events
+        passages, generator = reading.passages, self.models.generator
 
-    scorer = generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None
-    options = CheckOptions.of(q, embedder_id=embedder_id, calibrated_thresholds=Thresholds.of_model(models.verifier))
-    return check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
-                        verifier=models.verifier,
-                        regenerate=regenerate, judged=found.scope is None, stats=reading.stats,
-                        weak_retrieval=found.signal.weak, best_dense=found.best_dense, cancel=events.cancel,
-                        timings=timings)
+        def check_text(candidate: str) -> Validation:
+            return validate(candidate, passages, question, stats=reading.stats, similarity=reading.similarity)
+
+        def regenerate(previous: str, check: Validation) -> str:
+            if events.on_restart is not None:
+                events.on_restart()
+            again = [*draft.messages, {"role": "assistant", "content": previous},
+                     correction_message(check.errors, len(passages))]
+            with timed(self.timings, "generate"):
+                # a little temperature, so a retry does not repeat the same text word for word
+                new, _ = generate(question, passages, self.history, generator, max_tokens=q.max_answer_tokens,
+                                  on_token=events.on_token if events.on_restart is not None else None,
+                                  cancel=events.cancel, messages=again, temperature=0.3)
+            return new
+
+        def judge_as(citations: Sequence[Citation]) -> str:
+            cited = [passages[c.n - 1] for c in citations if 1 <= c.n <= len(passages)]
+            with timed(self.timings, "translate"):
+                return judge_question(question, self.found.queries, cited, self.models.small, self._translated)
+
+        scorer = generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None
+        options = CheckOptions.of(q, embedder_id=self.models.embedder.id,
+                                  calibrated_thresholds=Thresholds.of_model(self.models.verifier))
+        return check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
+                            verifier=self.models.verifier, regenerate=regenerate if retry else None,
+                            judged=self.found.scope is None, stats=reading.stats,
+                            weak_retrieval=self.found.signal.weak, best_dense=self.found.best_dense,
+                            cancel=events.cancel, timings=self.timings, judge_question=judge_as)
+
+    def alternates(self, draft: Draft, refused: Checked) -> tuple[Draft, Checked]:
+        """The first answer from a passage the refused draft did not cite that stands the check
+        (no correction retries: each costs one generation and one judging); else the refusal."""
+        reading, events = self.reading, self.events
+        cited = refused.withheld.citations if refused.withheld is not None else refused.citations
+        for n in other_passages(draft.text, cited, len(reading.passages))[: self.q.alternate_passages]:
+            if events.on_restart is not None:
+                events.on_restart()
+            events.stage(STAGE_ALTERNATE, n)
+            texts = [reading.windows[n - 1]] if reading.windows is not None else None
+            with timed(self.timings, "generate"):
+                text, messages = generate(self.question, [reading.passages[n - 1]], self.history,
+                                          self.models.generator, max_tokens=self.q.max_answer_tokens,
+                                          on_token=events.on_token if events.on_restart is not None else None,
+                                          cancel=events.cancel, texts=texts)
+            events.stage(STAGE_CHECKING)
+            other = Draft(renumber(text, n), messages, draft.prompt_tokens)
+            checked = self.check(other, retry=False)
+            if checked.accepted:
+                return other, checked
+        return draft, refused
 
 
 def _answer(question: str, found: Found, reading: Reading, draft: Draft, checked: Checked,
@@ -234,5 +280,5 @@ def _answer(question: str, found: Found, reading: Reading, draft: Draft, checked
         rerank_degraded=found.ranked.degraded, problems=checked.problems, removed=checked.removed,
         prompt_tokens=draft.prompt_tokens, scope=found.scope.describe() if found.scope else "",
         judge_score=checked.judge_score, withheld=withheld, answerability=checked.answerability,
-        verdicts=checked.verdicts,
+        verdicts=checked.verdicts, refusal=checked.refusal,
     )

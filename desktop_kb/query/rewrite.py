@@ -3,7 +3,9 @@
 A first question (no conversation) is searched as asked: an LLM call there costs seconds and,
 measured with `eval retrieval`, gains nothing. The exception is a question in another language
 than the knowledge base: it is also searched translated, so the BM25 leg can match. Follow-ups
-are rewritten into a standalone query, as they refer to earlier turns.
+are rewritten into a standalone question, searched alone: "And in first-tier cities?" searched as
+asked finds whatever mentions cities, so it is no query of its own; the answer and its check are
+given the standalone question too.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def rewrite(
     max_queries: int = 2, cancel: CancelToken | None = None, mode: str = "always",
     corpus_cjk: float | None = None,
 ) -> list[str]:
-    """[question] or [question, rewritten]. Any invalid output falls back to [question].
+    """[question] or [question, rewritten]; a follow-up (``history``): [standalone] in its place.
+    Any invalid output falls back to [question].
     ``mode`` "auto" skips first questions except to translate (``corpus_cjk``: the knowledge
     base's share of CJK letters); "off" never calls the LLM."""
     queries = [question]
@@ -70,5 +73,5 @@ def rewrite(
     candidate = " ".join(str(reply["query"]).split())
     sources = [question] + [t for turn in history for t in turn]
     if candidate and not _same(candidate, question) and not invented_entities(candidate, sources):
-        queries.append(candidate)
+        queries = [candidate] if history else [question, candidate]
     return queries[:max_queries]

@@ -14,7 +14,7 @@ from ..ingest.toc import TocNode
 from ..progress import CancelToken, timed
 from ..protocols import Embedder, Generator, Reranker, SearchFilter
 from ..settings import QuerySettings
-from ..types import FallbackDecision, Hit
+from ..types import STAGE_REWRITING, STAGE_SEARCHING, FallbackDecision, Hit
 from .fallback import Signal, decide, is_too_vague, nothing_to_read, weak_signal
 from .rerank import RerankResult, rerank
 from .retrieve import KBView, retrieve
@@ -44,6 +44,7 @@ class Found:
     signal: Signal
     scope: Scope | None = None
     fallback: FallbackDecision | None = None
+    asked: str = ""  # the question as answered: a follow-up's standalone rewrite ("": as asked)
 
     @property
     def stopped(self) -> bool:
@@ -72,16 +73,23 @@ def search(
     timings: dict[str, float],
     cancel: CancelToken | None = None,
     asked: Sequence[str] = (),
+    on_stage: Callable[[str], None] | None = None,
 ) -> Found:
-    """``asked``: the knowledge bases the question was put to (named when they hold nothing)."""
+    """``asked``: the knowledge bases the question was put to (named when they hold nothing);
+    ``on_stage`` hears STAGE_REWRITING before a follow-up is rewritten, STAGE_SEARCHING after."""
     stats = [v.manifest.corpus_stats() for v in views]  # (documents, chunks, cjk, letters), read once
     if not any(chunks for _, chunks, _, _ in stats):
         return _nothing(question, asked, indexed=False, flt=flt)
     if flt is not None and not flt.is_empty() and not any(v.store.count(v.name, flt) for v in views):
         return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt)  # before any rewrite
+    if on_stage is not None:
+        on_stage(STAGE_REWRITING if history else STAGE_SEARCHING)
     with timed(timings, "rewrite"):
         queries = tuple(rewrite(question, history, models.small, max_queries=q.max_queries,
                                 cancel=cancel, mode=q.rewrite, corpus_cjk=corpus_cjk(views, stats)))
+    if history and on_stage is not None:
+        on_stage(STAGE_SEARCHING)
+    standalone = queries[0] if history and queries[0] != question else ""
 
     def ranked_at(recall: int) -> tuple[tuple[Hit, ...], float | None, RerankResult, Signal]:
         with timed(timings, "retrieve"):
@@ -98,20 +106,21 @@ def search(
     if not hits:  # nothing to read: no model is asked, nothing is generated from nothing
         return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt, queries=queries)
     scope = _scope(question, hits, toc_of, timings)
-    found = Found(queries, hits, ranked, best_dense, signal, scope)
-    vague = is_too_vague(question, history)
+    found = Found(queries, hits, ranked, best_dense, signal, scope, asked=standalone)
+    vague = is_too_vague(question, history) and not standalone
     if scope is not None or not (vague or signal.weak):
         return found
     with timed(timings, "fallback"):
-        fallback = decide(question, ranked.hits, models.small, allow_retry=not vague, cancel=cancel)
+        fallback = decide(standalone or question, ranked.hits, models.small, allow_retry=not vague, cancel=cancel)
     if fallback.decision == "retry_wider":
         hits, best_dense, ranked, signal = ranked_at(q.recall * 2)
         # The dense top-1 cannot rise with a wider recall, so only fresh rerank scores are judged
         # again; otherwise the model answers from the wider passages (and the checks still apply).
         if signal.weak and signal.kind == "rerank":
             with timed(timings, "fallback"):
-                fallback = decide(question, ranked.hits, models.small, allow_retry=False, cancel=cancel)
-    return Found(queries, hits, ranked, best_dense, signal, None, fallback)
+                fallback = decide(standalone or question, ranked.hits, models.small, allow_retry=False,
+                                  cancel=cancel)
+    return Found(queries, hits, ranked, best_dense, signal, None, fallback, asked=standalone)
 
 
 def _nothing(question: str, kbs: Sequence[str], *, indexed: bool, flt: SearchFilter | None,

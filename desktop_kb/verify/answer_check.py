@@ -15,6 +15,7 @@ again; ``desktop-kb eval claims`` runs the same function on given answers with n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -23,13 +24,15 @@ from ..errors import GenerationError
 from ..progress import CancelToken, timed
 from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..text.term_stats import TermStats
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Answerability, Citation, Hit, SentenceVerdict
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
+from .claim_terms import FILLER, QUESTION_WORDS
 from .graded import Thresholds, grade
-from .judge import NOT_ANSWERED, NOT_JUDGED, judge, rejection_reason
+from .judge import NOT_JUDGED, judge, rejection_reason
 from .premise import unstated_details
 from .question import question_key_terms
+from .refusal import NOT_STATED, UNSUPPORTED, best_sentence, not_stated, unsupported
 from .repair import (
     attach_citations,
     cite_by_support,
@@ -40,13 +43,9 @@ from .repair import (
 )
 from .support import PassageView
 
-__all__ = ["REFUSAL", "CheckOptions", "Checked", "check_answer", "language"]
+__all__ = ["CheckOptions", "Checked", "check_answer", "language"]
 
-REFUSAL = {
-    "en": "I couldn't produce an answer whose citations check out against your documents, so I won't guess. "
-          "The passages found are listed below.",
-    "zh": "我无法给出引用可核实的答案，因此不作猜测。下面列出了找到的段落。",
-}
+_MARK = re.compile(r"\[(\d+)")
 
 # (the text so far, its validation) -> the model's new answer, asked with the problems named
 Regenerate = Callable[[str, Validation], str]
@@ -114,6 +113,7 @@ class Checked:
     withheld: Checked | None = None  # the answer the judge withheld (it stood every word check)
     answerability: Answerability | None = None
     verdicts: tuple[SentenceVerdict, ...] = ()  # the verifier's, per cited sentence (of the text shown)
+    refusal: str = ""  # why refused (:mod:`.refusal`): "not_stated" or "unsupported"; "" when answered
 
     @property
     def accepted(self) -> bool:
@@ -218,6 +218,7 @@ def check_answer(
     best_dense: float | None = None,
     cancel: CancelToken | None = None,
     timings: dict[str, float] | None = None,
+    judge_question: Callable[[Sequence[Citation]], str] | None = None,
 ) -> Checked:
     """The decision on ``text``, the model's answer to ``question`` over ``passages``.
     ``validate_text`` is :func:`~desktop_kb.verify.citations.validate` bound to the passages, the
@@ -225,15 +226,21 @@ def check_answer(
     judged); ``judged=False`` skips the judge (a section or document summary). What else the
     pipeline knows of whether the documents answer the question (``weak_retrieval``, and the key
     terms of the question that no cited passage has, by ``stats``) raises the score the judge's
-    verdict must reach (``options``' margins)."""
+    verdict must reach (``options``' margins). ``judge_question`` gives the question as the judge
+    reads it over the cited passages (in their language; default: as asked)."""
     timings = {} if timings is None else timings
     draft = _Draft(text, validate_text, timings)
     removed, note = _word_checks(draft, passages, options, regenerate)
     check = draft.check
     if not check.valid:
-        return Checked("refused", REFUSAL[language(question)], check, problems=check.errors)
+        if uncovered(question, passages):  # the question speaks of what no passage has
+            return Checked("refused", not_stated(language(question), passages, related=False), check,
+                           problems=check.errors, refusal=NOT_STATED)
+        return Checked("refused", _drafted_wrong(question, draft.text, passages), check, problems=check.errors,
+                       refusal=UNSUPPORTED)
     result = Checked("refused" if check.refusal else "answered", draft.text, check, check.citations,
-                     problems=(*check.warnings, *note), removed=removed)
+                     problems=(*check.warnings, *note), removed=removed,
+                     refusal=NOT_STATED if check.refusal else "")
     if check.refusal or not judged:
         return result
     judging = options.judge and scorer is not None
@@ -245,7 +252,8 @@ def check_answer(
             return graded
         # the verifier is unsure of a sentence: the judge decides the answer as it stands
         judged_result = _judge(question, graded, passages, scorer, options, stats=stats,  # type: ignore[arg-type]
-                               weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings)
+                               weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings,
+                               judge_question=judge_question)
         if not judged_result.accepted or judged_result.judge_score is None:
             return judged_result
         return replace(judged_result, verdicts=tuple(replace(v, verdict="supported") if v.verdict == "uncertain" else v
@@ -253,23 +261,28 @@ def check_answer(
     if not judging:
         return result
     return _judge(question, result, passages, scorer, options, stats=stats,  # type: ignore[arg-type]
-                  weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings)
+                  weak_retrieval=weak_retrieval, best_dense=best_dense, cancel=cancel, timings=timings,
+                  judge_question=judge_question)
 
 
 def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesNoScorer | SpanJudge,
            options: CheckOptions, *, stats: TermStats | None, weak_retrieval: bool, best_dense: float | None,
-           cancel: CancelToken | None, timings: dict[str, float]) -> Checked:
+           cancel: CancelToken | None, timings: dict[str, float],
+           judge_question: Callable[[Sequence[Citation]], str] | None = None) -> Checked:
     """The LLM judge on an answer every sentence of which stands in its passage: does the evidence
-    state this answer to this question? Refused (the answer withheld) when it does not."""
+    state this answer to this question? Refused (the answer withheld) when it does not. The judge
+    reads the question in the cited passages' language (``judge_question``), at that language's
+    threshold."""
     check = result.validation
     missing = missing_terms(question, check.citations, passages, stats)
-    threshold = options.threshold_for(question, weak_retrieval=weak_retrieval, missing_terms=len(missing),
+    asked = judge_question(check.citations) if judge_question is not None else question
+    threshold = options.threshold_for(asked, weak_retrieval=weak_retrieval, missing_terms=len(missing),
                                       best_dense=best_dense)
     signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
     result = replace(result, answerability=signals)
     try:
         with timed(timings, "judge"):
-            verdict = judge(question, check.citations, passages, scorer, threshold, answer=result.text,
+            verdict = judge(asked, check.citations, passages, scorer, threshold, answer=result.text,
                             cancel=cancel)
     except GenerationError as exc:  # the checked answer stands, marked as not judged
         return replace(result, problems=(*result.problems, f"{NOT_JUDGED}: {exc}"))
@@ -280,12 +293,30 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
     result = replace(result, judge_score=verdict.score, answerability=signals)
     if verdict.answers:
         return result
-    reason = rejection_reason(question, result.text, check.citations, verdict)
-    return Checked("refused", NOT_ANSWERED[language(question)], check, problems=(reason,),
-                   judge_score=verdict.score, withheld=result, answerability=signals, verdicts=result.verdicts)
+    reason = rejection_reason(question, check.citations, verdict)
+    lang = language(question)
+    if verdict.span and not verdict.bound:  # the passage answers it, otherwise than the draft
+        text = unsupported(lang, check.citations[0].n if check.citations else None, answer=verdict.span)
+        kind = UNSUPPORTED
+    else:
+        cited = [passages[c.n - 1] for c in check.citations if 1 <= c.n <= len(passages)]
+        rest = [h for h in passages if h not in cited]
+        related = not weak_retrieval and not missing and not uncovered(question, passages)
+        text = not_stated(lang, [*cited, *rest], related=related)
+        kind = NOT_STATED
+    return Checked("refused", text, check, problems=(reason,), judge_score=verdict.score, withheld=result,
+                   answerability=signals, verdicts=result.verdicts, refusal=kind)
 
 
-NOT_STATED = {
+def _drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
+    """The refusal of a draft the word checks could not make stand: what the passage it cites
+    first says of the question (none cited: that it could not be tied to a passage)."""
+    cited = next((int(n) for n in _MARK.findall(text) if 1 <= int(n) <= len(passages)), None)
+    words = best_sentence(question, passages[cited - 1]) if cited is not None else ""
+    return unsupported(language(question), cited, words=words)
+
+
+VERIFIER_NOT_STATED = {
     "en": "the cited passage does not state this as the answer to the question (verifier {p:.2f})",
     "zh": "所引段落没有把这句话作为该问题的答案（核验 {p:.2f}）",
 }
@@ -301,14 +332,30 @@ def graded_check(question: str, draft: _Draft, result: Checked, passages: Sequen
     bad = [v for v in verdicts if v.verdict == "unsupported"]
     if not bad:
         return replace(result, verdicts=verdicts)
-    why = tuple((v.sentence, NOT_STATED[lang].format(p=v.score)) for v in bad)
+    why = tuple((v.sentence, VERIFIER_NOT_STATED[lang].format(p=v.score)) for v in bad)
     kept = [v for v in verdicts if v.verdict != "unsupported"]
     rest = remove_sentences(draft.text, [v.sentence for v in bad]) if kept else None
     if rest and draft.accept(rest):
         return replace(result, text=draft.text, validation=draft.check, citations=draft.check.citations,
                        removed=(*result.removed, *why), verdicts=tuple(kept))
-    return Checked("refused", NOT_ANSWERED[lang], result.validation, problems=tuple(f"{s}: {w}" for s, w in why),
-                   withheld=replace(result, verdicts=verdicts), verdicts=verdicts)
+    n = bad[0].citations[0] if bad[0].citations else None
+    text = unsupported(lang, n, words=best_sentence(question, passages[n - 1]) if n else "")
+    return Checked("refused", text, result.validation, problems=tuple(f"{s}: {w}" for s, w in why),
+                   withheld=replace(result, verdicts=verdicts), verdicts=verdicts, refusal=UNSUPPORTED)
+
+
+def uncovered(question: str, passages: Sequence[Hit]) -> bool:
+    """Whether half or more of the question's content words (not its question words or fillers;
+    Latin ones of three letters or more) are in no passage found in its language: "parental" and
+    "leave" over passages on flights and meals. Looser than the key terms, whose common words may
+    be paraphrased: it only chooses how a refusal is worded."""
+    zh = language(question) == "zh"
+    views = [v for v in (PassageView(h) for h in passages) if v.cjk == zh]
+    words = [w for w in set(tokenize(question)) - QUESTION_WORDS - FILLER if len(w) >= 3 or is_cjk_char(w[0])]
+    if not views or not words:
+        return False
+    absent = [w for w in words if not any(v.has(w) for v in views)]
+    return len(absent) * 2 >= len(words)
 
 
 def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
@@ -316,7 +363,11 @@ def missing_terms(question: str, citations: Sequence[Citation], passages: Sequen
     """The question's key terms (its rare words and names) that no cited passage has, then its
     figures that none states by value (:mod:`.premise`: "in 1765" over passages that say 1756);
     none when the passages are in another language than the question (the terms would not match)."""
-    views = [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)]
+    return _unstated(question, [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)],
+                     stats)
+
+
+def _unstated(question: str, views: Sequence[PassageView], stats: TermStats | None) -> tuple[str, ...]:
     if not views or all(v.cjk != (language(question) == "zh") for v in views):
         return ()
     terms = [t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views)]

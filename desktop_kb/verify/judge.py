@@ -47,9 +47,10 @@ from ..text.tokenize import is_cjk_char, reads_as_chinese, tokenize
 from ..types import Citation, Hit
 from .citations import _MARK
 from .claim_terms import FILLER
+from .refusal import passage_words
 from .support import sentence_spans
 
-__all__ = ["JUDGED_NOT_ANSWERED", "JUDGE_SYSTEM", "NOT_ANSWERED", "NOT_JUDGED", "REFUSAL_WORD", "YES_NO_SYSTEM",
+__all__ = ["JUDGED_NOT_ANSWERED", "JUDGE_SYSTEM", "NOT_JUDGED", "REFUSAL_WORD", "YES_NO_SYSTEM",
            "Judgement", "answer_claims", "answer_core", "judge", "judge_messages", "judge_text", "rejection_reason", "span_in_answer"]
 
 JUDGE_SYSTEM = (
@@ -93,11 +94,6 @@ RESCUE_BAND = 0.7
 RESCUE_ODDS = -0.5
 
 # what the user reads when the judge withholds an answer, and the problems an Answer carries
-NOT_ANSWERED = {
-    "en": "The passages found are about this, but none of them answers the question as asked, so I "
-          "won't guess. They are listed below.",
-    "zh": "找到的段落与此相关，但没有一段回答了这个问题本身，因此不作猜测。下面列出了这些段落。",
-}
 JUDGED_NOT_ANSWERED = "The cited sentences do not answer the question as asked"
 NOT_JUDGED = "Not checked for answering the question as asked (the LLM failed)"
 
@@ -290,19 +286,14 @@ def judge(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
     return Judgement(round(score, 4), score >= threshold, text)
 
 
-def rejection_reason(question: str, answer: str, citations: Sequence[Citation], verdict: Judgement) -> str:
-    """Why the judge withheld an answer, in words a person can check: what the answer says, and
-    what the cited passage says instead ("passage [1] answers it with “Mr. Park”, not “Ms. Lin”")."""
-    said = answer_claims(answer, 160).rstrip(" .。!?！？")
+def rejection_reason(question: str, citations: Sequence[Citation], verdict: Judgement) -> str:
+    """Why the judge withheld an answer, in words a person can check: what the cited passage says
+    (its own answer to the question, "passage [1] answers it with “Mr. Park”", or its words). The
+    withheld draft is not quoted here: it is no claim about the passage."""
     cites = "".join(f"[{c.n}]" for c in citations) or "found"
     asked = " ".join(question.split())
     if not verdict.bound:
-        return (f"{JUDGED_NOT_ANSWERED}: passage {cites} answers \u201c{asked}\u201d with \u201c{verdict.span}\u201d, "
-                f"not \u201c{said}\u201d (score {verdict.score:+.2f}).")
-    evidence = verdict.text.split("\n", 1)[0]
-    if evidence.startswith("(") and ") " in evidence:
-        evidence = evidence.split(") ", 1)[1]  # the passage's own words, without its headings
-    if len(evidence) > 220:
-        evidence = evidence[:220].rsplit(" ", 1)[0] + " …"
-    return (f"{JUDGED_NOT_ANSWERED}: passage {cites} does not state \u201c{said}\u201d as the answer to "
-            f"\u201c{asked}\u201d; it says: \u201c{evidence}\u201d (score {verdict.score:+.2f}).")
+        return (f"{JUDGED_NOT_ANSWERED}: passage {cites} answers \u201c{asked}\u201d with \u201c{verdict.span}\u201d "
+                f"(score {verdict.score:+.2f}).")
+    return (f"{JUDGED_NOT_ANSWERED}: passage {cites} does not state the answer to \u201c{asked}\u201d; it says: "
+            f"\u201c{passage_words(verdict.text, 220)}\u201d (score {verdict.score:+.2f}).")

@@ -61,9 +61,50 @@ def test_persistently_forged_quote_is_refused_with_passages(settings, folder, sc
         lib.ingest("kb", [folder])
         a = lib.ask("When must invoices be paid?", kbs=["kb"])
     answers = [c for c in gen.calls if c["json_schema"] is None]
-    assert len(answers) == 3  # first try + 2 corrections
-    assert a.status == "refused" and not a.citations
+    assert len(answers) == 4  # first try + 2 corrections + the passage it did not cite, read alone
+    assert "[2]" not in answers[-1]["messages"][-1]["content"]  # that one passage, numbered [1] there
+    assert a.status == "refused" and not a.citations and a.refusal == "unsupported"
     assert a.passages and a.problems and "not in passage" in a.problems[0]
+
+
+def test_a_refused_draft_is_answered_from_the_passage_that_holds_the_answer(settings, folder, scripted):
+    """The hotel question: the model answers from the wrong passage; the judge refuses it; the
+    passage it did not cite, read alone, holds the answer, cited by its number in the answer."""
+    import re
+
+    class Model(scripted):
+        def chat(self, messages, **kw):
+            prompt = messages[-1]["content"]
+            if kw.get("json_schema") is None:
+                if "(invoices.md" in prompt and "(travel.md" in prompt:  # all passages: the wrong one
+                    n = re.search(r"\[(\d)\] \(invoices\.md", prompt).group(1)
+                    self.answers = [f"Invoices must be paid within 30 days [{n}]."]
+                else:
+                    self.answers = ["Hotels are reimbursed up to 180 euros per night [1]."]
+            return super().chat(messages, **kw)
+
+        def yes_no(self, messages, *, cancel=None):  # the judge: only the hotel passage answers it
+            return 3.0 if "180 euros" in messages[-1]["content"] else -3.0
+
+    stages: list[tuple[str, int]] = []
+    with _lib(settings, Model()) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("How much are hotels reimbursed per night?", kbs=["kb"],
+                    on_stage=lambda s, n: stages.append((s, n)))
+    hotel = next(n for n, h in enumerate(a.passages, 1) if "travel" in h.chunk.path)
+    assert a.status == "answered", a.text
+    assert a.text == f"Hotels are reimbursed up to 180 euros per night [{hotel}]."
+    assert [c.n for c in a.citations] == [hotel]
+    assert ("alternate", hotel) in stages
+
+
+def test_no_passage_is_tried_again_when_alternates_are_off(settings, folder, scripted):
+    gen = scripted(answers=['They say "payment within 90 days" [1].'])
+    s = settings.replace(query=dataclasses.replace(settings.query, alternate_passages=0))
+    with _lib(s, gen) as lib:
+        lib.ingest("kb", [folder])
+        a = lib.ask("When must invoices be paid?", kbs=["kb"])
+    assert len([c for c in gen.calls if c["json_schema"] is None]) == 3 and a.status == "refused"
 
 
 def test_vague_question_goes_to_fallback(settings, folder, scripted):
@@ -236,7 +277,10 @@ def test_first_question_skips_the_rewrite_and_a_follow_up_is_rewritten(settings,
         assert a.queries == ("When must invoices be paid?",)
         assert [c["json_schema"] for c in gen.calls] == [None]  # the answer only: no rewrite call
         b = lib.ask("And how much are hotels reimbursed?", kbs=["kb"], history=[(a.question, a.text)])
-    assert b.queries == ("And how much are hotels reimbursed?", "hotel reimbursement per night")
+    # searched as its standalone question alone, and answered as it (the model reads that question)
+    assert b.queries == ("hotel reimbursement per night",)
+    assert "Question: hotel reimbursement per night" in gen.calls[-1]["messages"][-1]["content"]
+    assert b.question == "And how much are hotels reimbursed?"  # shown as the user asked it
 
 
 def test_english_question_over_chinese_documents_is_also_searched_in_chinese(settings, tmp_path, scripted):

@@ -12,11 +12,17 @@ def _hit(text: str, score: float = 0.5) -> Hit:
     return Hit(Chunk("c" + text[:3], "d", "/a.md", 0, text, (), 0, len(text)), "kb", score)
 
 
-def test_rewrite_keeps_original_first_and_adds_standalone_query(scripted):
+def test_a_follow_up_is_searched_as_its_standalone_question_alone(scripted):
     gen = scripted(json_replies=[{"query": "tax rate for companies in France"}])
     qs = rewrite("and for companies?", [("What is the tax rate in France?", "It is 20% [1].")], gen)
-    assert qs == ["and for companies?", "tax rate for companies in France"]
+    assert qs == ["tax rate for companies in France"]  # "and for companies?" alone finds anything on companies
     assert gen.calls[0]["json_schema"] is not None
+
+
+def test_a_first_question_rewritten_keeps_the_original_first(scripted):
+    gen = scripted(json_replies=[{"query": "VAT rules for companies"}])
+    assert rewrite("What are the VAT rules for companies?", [], gen) == [
+        "What are the VAT rules for companies?", "VAT rules for companies"]
 
 
 def test_rewrite_falls_back_on_invalid_output(scripted):

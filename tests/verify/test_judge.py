@@ -19,7 +19,6 @@ from desktop_kb.verify.citations import validate
 from desktop_kb.verify.judge import (
     JUDGE_SYSTEM,
     JUDGED_NOT_ANSWERED,
-    NOT_ANSWERED,
     judge,
     judge_messages,
     judge_text,
@@ -130,7 +129,10 @@ def _ask(settings, gen, **query):
 def test_answer_the_judge_rejects_is_withheld_and_says_why(settings, folder, scripted):
     gen = _judging(scripted, -3.0)
     a = _ask(settings, gen)
-    assert a.status == "refused" and a.text == NOT_ANSWERED["en"]
+    assert a.status == "refused" and a.refusal == "not_stated"
+    # one reason, naming what the passages speak of ("about this": strong retrieval, the key terms there)
+    assert a.text == ("The passages found (invoices.md › Invoices) are about this, but none of them states the "
+                      "answer to the question as asked, so I won't guess.")
     assert a.judge_score == -3.0 and a.citations == ()
     assert a.problems[0].startswith(JUDGED_NOT_ANSWERED)
     w = a.withheld  # what the model said, kept apart (the eval scores it as "judge off")
@@ -265,11 +267,16 @@ def test_the_app_says_why_the_judge_withheld_an_answer(settings, folder, scripte
 
     a = _ask(settings, _judging(scripted, -3.0))
     assert a.problems[0].startswith(JUDGED_NOT_ANSWERED) and "(score -3.00)" in a.problems[0]
+    # the reason says what the passage says; the withheld draft is not quoted as a claim about it
+    assert a.problems[0] == (f"{JUDGED_NOT_ANSWERED}: passage [1] does not state the answer to \u201cWhen must "
+                             "invoices be paid?\u201d; it says: \u201cInvoices must be paid within 30 days of "
+                             "receipt.\u201d (score -3.00).")
     turn = Turn(question=a.question)
     turn.apply_answer(a)
-    (note,) = [n for n in turn.notes if "does not state" in n]
-    assert note.startswith("passage [1] does not state \u201cInvoices must be paid within 30 days of receipt\u201d")
-    assert "it says: \u201cInvoices must be paid within 30 days of receipt.\u201d" in note and "score" not in note
+    # one refusal, one reason: the answer's own text, no second (contradicting) line under it
+    from desktop_kb.gui.chat_render import turn_notes
+
+    assert turn.answer == a.text and turn_notes(turn) == []
 
 
 class SpanScorer:
@@ -313,7 +320,10 @@ def test_the_passages_own_answer_must_be_the_answer_given(answer, span, accepted
     assert "Ms. Lin and approved by Mr. Park" in sent and "Answer:" not in sent  # it does not see the answer
     if not accepted:
         assert checked.problems[0].startswith(JUDGED_NOT_ANSWERED)
-        assert "answers \u201cWho approved the contract?\u201d with \u201cMr. Park\u201d, not \u201c" in checked.problems[0]
+        assert "answers \u201cWho approved the contract?\u201d with \u201cMr. Park\u201d (score" in checked.problems[0]
+        assert checked.refusal == "unsupported" and checked.text == (
+            "The answer I drafted is not what the cited passage says, so I won't give it. "
+            "Passage [1] answers it with \u201cMr. Park\u201d.")
         assert checked.answerability.span == "Mr. Park" and checked.answerability.bound is False
 
 
@@ -325,7 +335,8 @@ def test_a_low_score_withholds_the_answer_whatever_the_span():
     checked = check_answer(question, "Mr. Park [1].", [hit], lambda t: validate(t, [hit], question),
                            options=CheckOptions(threshold=0.0), scorer=SpanScorer(-1.5, "none"))
     assert not checked.accepted and checked.judge_score == -1.5 and checked.answerability.bound
-    assert "does not state \u201cMr. Park\u201d as the answer" in checked.problems[0]
+    assert "does not state the answer to \u201cWho rejected the contract?\u201d" in checked.problems[0]
+    assert "\u201cMr. Park\u201d" not in checked.problems[0]  # the withheld draft is not quoted as the passage's
 
 
 @pytest.mark.parametrize(("question", "answer", "core"), [
