@@ -42,7 +42,7 @@ class ScriptedGenerator:
              cancel: CancelToken | None = None) -> str:
         self.calls.append({"messages": list(messages), "json_schema": json_schema})
         if json_schema is not None:
-            reply = self.json_replies.pop(0) if self.json_replies else _default_json(json_schema)
+            reply = self.json_replies.pop(0) if self.json_replies else _default_json(json_schema, messages)
             return reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         text = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         out = []
@@ -56,12 +56,12 @@ class ScriptedGenerator:
         return "".join(out)
 
 
-def _default_json(schema: dict[str, Any]) -> dict[str, Any]:
+def _default_json(schema: dict[str, Any], messages: Sequence[dict[str, str]]) -> dict[str, Any]:
     props = schema.get("properties", {})
     if "decision" in props:
         return {"decision": "reject", "message": "Not in the documents."}
-    if "query" in props:
-        return {"query": "unused"}
+    if "query" in props:  # a rewrite that keeps the latest question as it is
+        return {"query": messages[-1]["content"].rsplit("Latest question: ", 1)[-1]}
     return {}
 
 

@@ -37,6 +37,7 @@ from .repair import (
     attach_citations,
     cite_by_support,
     cite_uncited,
+    cite_what_stands,
     recite_unsupported,
     remove_sentences,
     repoint_citations,
@@ -158,10 +159,29 @@ class _Draft:
             text, [s for s, _ in check.unsupported], len(passages), lambda t: self.validate(t).valid))
 
 
+NO_PASSAGE_SAYS = {"en": "no passage of the part read says it", "zh": "所读部分没有一段说明这一点"}
+
+
+def _summary_checks(draft: _Draft, passages: Sequence[Hit], lang: str) -> tuple[tuple[str, str], ...] | None:
+    """A section or document answer (many facts, from many passages): each sentence cited to the
+    passage it stands in, the others withheld with their reason, when some stand (None: none)."""
+    if draft.check.valid or draft.check.refusal:
+        return None
+    kept, dropped = cite_what_stands(draft.text, len(passages), lambda t: draft.validate(t).valid)
+    if not kept or not draft.accept(kept):
+        return None
+    return tuple((sentence, NO_PASSAGE_SAYS[lang]) for sentence in dropped)
+
+
 def _word_checks(draft: _Draft, passages: Sequence[Hit], options: CheckOptions,
-                 regenerate: Regenerate | None) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+                 regenerate: Regenerate | None, *, summary: str = "") -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     """Repairs and retries until the answer validates or they run out; then the fallbacks that
-    keep a mostly good answer. Returns (removed sentences, language note)."""
+    keep a mostly good answer. Returns (removed sentences, language note). A ``summary`` (its
+    language; a section or document answer) keeps the sentences that stand before any retry."""
+    if summary:
+        stood = _summary_checks(draft, passages, summary)
+        if stood is not None:
+            return stood + _cite_uncited(draft, passages), ()
     attempt = 0
     retries = options.retries if regenerate is not None else 0
     while not draft.check.valid and attempt <= retries:
@@ -230,7 +250,7 @@ def check_answer(
     reads it over the cited passages (in their language; default: as asked)."""
     timings = {} if timings is None else timings
     draft = _Draft(text, validate_text, timings)
-    removed, note = _word_checks(draft, passages, options, regenerate)
+    removed, note = _word_checks(draft, passages, options, regenerate, summary="" if judged else language(question))
     check = draft.check
     if not check.valid:
         if uncovered(question, passages):  # the question speaks of what no passage has

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from ..types import Hit
 from .citations import _MARK, _SENTENCE_SPLIT, _TRAILING_MARKS, _WORD, _numbers, _sentences, is_refusal
 
-__all__ = ["attach_citations", "cite_by_support", "cite_uncited", "recite_unsupported", "remove_sentences", "repoint_citations"]
+__all__ = [
+    "attach_citations", "cite_by_support", "cite_uncited", "cite_what_stands", "recite_unsupported", "remove_sentences",
+    "repoint_citations"]
 
 
 def attach_citations(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str | None:
@@ -50,6 +52,22 @@ def cite_by_support(answer: str, n_passages: int, supported: Callable[[str], boo
             return None
         out.append(cited)
     return " ".join(out)
+
+
+def cite_what_stands(answer: str, n_passages: int, supported: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """A summary's sentences, each cited to a passage under which it passes ``supported`` (its own
+    marks first, then the passages in order), and the sentences no passage supports, left out:
+    (the cited text, the sentences left out). A long answer of many facts stands by each of them,
+    not all or nothing."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for sentence in (s for s in _sentences(answer) if s):
+        bare = _MARK.sub("", sentence).strip()
+        own = [sentence] if _MARK.search(sentence) else []
+        tries = [*own, *(_marked(bare, n) for n in range(1, n_passages + 1))]
+        cited = next((c for c in tries if _WORD.search(_MARK.sub("", c)) and supported(c)), None)
+        (kept if cited is not None else dropped).append(cited if cited is not None else sentence)
+    return " ".join(kept), dropped
 
 
 def cite_uncited(answer: str, passages: Sequence[Hit], min_coverage: float = 0.8) -> str:
