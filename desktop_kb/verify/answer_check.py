@@ -28,6 +28,7 @@ from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Answerability, Citation, Hit, SentenceVerdict
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .claim_terms import FILLER, QUESTION_WORDS
+from .conditions import dropped_cases, quote_cases
 from .graded import Thresholds, grade
 from .judge import NOT_JUDGED, judge, rejection_reason
 from .premise import unstated_details
@@ -223,6 +224,40 @@ def _cite_uncited(draft: _Draft, passages: Sequence[Hit]) -> tuple[tuple[str, st
 
 
 def check_answer(
+    question: str,
+    text: str,
+    passages: Sequence[Hit],
+    validate_text: Callable[[str], Validation],
+    *,
+    options: CheckOptions,
+    scorer: YesNoScorer | SpanJudge | None = None,
+    verifier: Verifier | None = None,
+    regenerate: Regenerate | None = None,
+    judged: bool = True,
+    stats: TermStats | None = None,
+    weak_retrieval: bool = False,
+    best_dense: float | None = None,
+    cancel: CancelToken | None = None,
+    timings: dict[str, float] | None = None,
+    judge_question: Callable[[Sequence[Citation]], str] | None = None,
+) -> Checked:
+    """The decision on ``text``, the model's answer to ``question`` over ``passages`` (see
+    :func:`_decide`); an accepted answer that gives one figure of a passage sentence holding
+    others of its unit for other cases gets that sentence quoted (:mod:`.conditions`)."""
+    timings = {} if timings is None else timings
+    checked = _decide(question, text, passages, validate_text, options=options, scorer=scorer, verifier=verifier,
+                      regenerate=regenerate, judged=judged, stats=stats, weak_retrieval=weak_retrieval,
+                      best_dense=best_dense, cancel=cancel, timings=timings, judge_question=judge_question)
+    cases = dropped_cases(checked.text, checked.citations, passages) if checked.accepted else []
+    if not cases:
+        return checked
+    quoted = quote_cases(checked.text, cases, language(question))
+    with timed(timings, "validate"):
+        check = validate_text(quoted)
+    return replace(checked, text=quoted, validation=check, citations=check.citations) if check.valid else checked
+
+
+def _decide(
     question: str,
     text: str,
     passages: Sequence[Hit],

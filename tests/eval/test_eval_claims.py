@@ -79,7 +79,9 @@ def test_records_go_through_the_whole_check(tmp_path):
     assert by_id["right"]["accepted"] and by_id["right"]["judge_score"] == 2.0
     assert not by_id["bound"]["accepted"] and by_id["bound"]["judge_score"] == -3.0
     reason = by_id["bound"]["reasons"][0]
-    assert "does not state \u201cMs. Lin\u201d" in reason and "approved by Mr. Park" in reason
+    # what the passage says, not the withheld draft quoted as if it were the passage's claim
+    assert "does not state the answer to \u201cWho approved the contract?\u201d" in reason
+    assert "approved by Mr. Park" in reason and "\u201cMs. Lin\u201d" not in reason
     # the word and figure checks stop these before the judge is asked
     assert not by_id["figure"]["accepted"] and by_id["figure"]["judge_score"] is None
     assert "2021" in by_id["figure"]["reasons"][0] or "2019" in by_id["figure"]["reasons"][0]

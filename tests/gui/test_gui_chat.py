@@ -160,7 +160,9 @@ def test_refusal_shows_status_line_and_passages_found(qtbot, make_window, docs):
     turn = win.chat.conversation.turns[-1]
     assert turn.status == "refused" and turn.citations == [] and len(turn.passages) == 1
     text = win.chat.transcript.toPlainText()
-    assert "No answer: your documents do not seem to cover this question." in text
+    # one refusal, one reason: the answer's own words, no second generic line contradicting it
+    assert "Your documents do not say who signed the invoice." in text
+    assert "No answer: your documents do not seem to cover this question." not in text
     assert "Passages found" in text and "Sources" not in text
     with qtbot.waitSignal(win.viewer_opened, timeout=5000):
         click_anchor(qtbot, win.chat.transcript, "passage:1#0")

@@ -86,3 +86,30 @@ def test_topics_name_each_document_and_heading_once_best_first() -> None:
 def test_best_sentence_is_the_one_sharing_most_words_with_the_question() -> None:
     assert best_sentence("When must receipts be uploaded?", PASSAGES[1]) == (
         "Receipts must be uploaded within 30 days of the trip.")
+
+
+# -- conditions travel with figures (verify/conditions.py) -------------------------------------------
+HOTEL = "员工出差期间的住宿费用每晚不超过五百元，一线城市不超过六百元。报销须在出差结束后十五个工作日内提交。"
+
+
+def _judge_off(question: str, answer: str, text: str = HOTEL):
+    hit = _hit(text, "/docs/员工手册.md", "差旅报销")
+    return check_answer(question, answer, [hit], lambda t: validate(t, [hit], question),
+                        options=CheckOptions(judge=False))
+
+
+def test_a_figure_given_without_its_other_case_gets_the_passage_sentence_quoted() -> None:
+    zh = _judge_off("出差住宿费用每晚最多可以报销多少钱？", "出差住宿费用每晚最多可以报销500元。[1]")
+    assert zh.accepted and zh.text == ("出差住宿费用每晚最多可以报销500元。[1]原文：“员工出差期间的住宿费用每晚不超过五百元，"
+                                       "一线城市不超过六百元。”[1]")
+    assert zh.citations[-1].quote.startswith("员工出差期间的住宿费用每晚不超过五百元，一线城市不超过六百元")
+    en = _judge_off("How much may I spend on a hotel per night?", "500元 [1]")
+    assert en.text == ("500元 [1]. The passage says: \u201c员工出差期间的住宿费用每晚不超过五百元，一线城市不超过六百元。"
+                       "\u201d [1]")
+
+
+def test_an_answer_that_gives_every_case_or_a_passage_with_one_figure_is_left_alone() -> None:
+    both = "住宿费每晚不超过500元，一线城市不超过600元。[1]"
+    assert _judge_off("出差住宿费用每晚最多可以报销多少钱？", both).text == both
+    one = "Meals are reimbursed up to 60 euros per day [1]."
+    assert _judge_off("How much for meals?", one, MEALS).text == one
