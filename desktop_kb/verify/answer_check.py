@@ -26,7 +26,7 @@ from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..text.term_stats import TermStats
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Answerability, Citation, Hit, SentenceVerdict
-from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
+from .citations import NO_CITATION, WRONG_LANGUAGE, Validation, find_in_passage
 from .claim_terms import FILLER, QUESTION_WORDS
 from .conditions import dropped_cases, quote_cases
 from .graded import Thresholds, grade
@@ -248,6 +248,8 @@ def check_answer(
     checked = _decide(question, text, passages, validate_text, options=options, scorer=scorer, verifier=verifier,
                       regenerate=regenerate, judged=judged, stats=stats, weak_retrieval=weak_retrieval,
                       best_dense=best_dense, cancel=cancel, timings=timings, judge_question=judge_question)
+    if checked.refusal == UNSUPPORTED:
+        checked = _the_passages_answer(question, checked, passages, validate_text, timings) or checked
     cases = dropped_cases(checked.text, checked.citations, passages) if checked.accepted else []
     if not cases:
         return checked
@@ -361,6 +363,38 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
         kind = NOT_STATED
     return Checked("refused", text, check, problems=(reason,), judge_score=verdict.score, withheld=result,
                    answerability=signals, verdicts=result.verdicts, refusal=kind)
+
+
+PASSAGE_ANSWERED = {
+    "en": "answered with the cited passage's own words: the draft said something else ({draft})",
+    "zh": "以所引段落的原话作答：初稿的说法与之不同（{draft}）",
+}
+
+
+def _the_passages_answer(question: str, refused: Checked, passages: Sequence[Hit],
+                         validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked | None:
+    """A draft the judge refused because the cited passage answers the question otherwise, with a
+    score that says it does answer it ("六百元" read, "500元" drafted): the passage's own words,
+    cited, are the answer when they stand the word checks (None: they do not)."""
+    signals, withheld = refused.answerability, refused.withheld
+    if signals is None or withheld is None or signals.bound or not signals.span.strip():
+        return None
+    if signals.judge_score is None or signals.threshold is None or signals.judge_score < signals.threshold:
+        return None
+    span = signals.span.strip().rstrip(".。")
+    n = next((c.n for c in withheld.citations if 1 <= c.n <= len(passages)
+              and find_in_passage(span, passages[c.n - 1].chunk.text) is not None), None)
+    if n is None:
+        return None
+    lang = language(question)
+    text = f"{span}[{n}]。" if lang == "zh" else f"{span} [{n}]."
+    with timed(timings, "validate"):
+        check = validate_text(text)
+    if not check.valid:
+        return None
+    note = PASSAGE_ANSWERED[lang].format(draft=withheld.text)
+    return Checked("answered", text, check, check.citations, problems=(note,), judge_score=signals.judge_score,
+                   withheld=withheld, answerability=signals)
 
 
 def _drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
