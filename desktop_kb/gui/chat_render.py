@@ -13,6 +13,8 @@ from .conversations import Turn
 from .i18n import tr
 from .markdown import cite_href, markdown_to_html
 
+_DRAFT_BLOCK = re.compile(r"<(p|li|h\d)>")
+
 __all__ = ["citation_label", "citing_sentence", "transcript_html", "turn_html", "turn_notes"]
 
 
@@ -48,7 +50,7 @@ def turn_notes(turn: Turn) -> list[str]:
     elif turn.status == "clarify":
         notes.append(tr("The question is ambiguous — please clarify or rephrase."))
     elif turn.status == "stopped":
-        notes.append(tr("Stopped."))
+        notes.append(tr("Stopped — not checked; the draft is not shown."))
     notes.extend(n for n in turn.notes if n and n not in turn.answer)
     if turn.uncited:
         notes.append(tr("Not backed by a cited passage: {sentences}",
@@ -71,9 +73,13 @@ def turn_html(index: int, turn: Turn) -> str:
         '<table width="100%" cellspacing="0" cellpadding="8" style="background-color:#eaf1fb; margin-top:10px;">'
         f'<tr><td><b>{html.escape(tr("You"))}</b><br>{q}</td></tr></table>'
     ]
-    valid = {c.n for c in turn.citations} if turn.finished else None
-    if turn.answer:
-        parts.append(markdown_to_html(turn.answer, valid_citations=valid, turn=index))
+    if turn.status == "pending" and turn.answer:
+        # a draft whose citations are not checked yet: grey, its [n] not links, labelled as such
+        parts.append(f'<p style="color:#8a6d00;"><i>{html.escape(tr("Draft — checking its citations…"))}</i></p>')
+        parts.append(_DRAFT_BLOCK.sub(r'<\1 style="color:#8a8a8a;">', markdown_to_html(turn.answer, valid_citations=(),
+                                                                                   turn=index)))
+    elif turn.answer and turn.status != "stopped":  # (a stopped draft was never checked: not shown)
+        parts.append(markdown_to_html(turn.answer, valid_citations={c.n for c in turn.citations}, turn=index))
     elif turn.status == "pending":
         parts.append(f'<p style="color:#888;"><i>{html.escape(tr("Thinking…"))}</i></p>')
     for note in turn_notes(turn):

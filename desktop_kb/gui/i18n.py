@@ -221,6 +221,8 @@ ZH: dict[str, str] = {
     "The reranker failed: passages were ranked without it, so the answer may be less precise.": "重排序模型出错：段落未经重排序，回答可能不够精确。",
     "Checking the citations and writing the answer again…": "正在核对引用并重新生成回答…",
     "Stopped.": "已停止。",
+    "Stopped — not checked; the draft is not shown.": "已停止——未经核对，不显示草稿。",
+    "Draft — checking its citations…": "草稿——正在核对引用…",
     "The question could not be answered.": "无法回答这个问题。",
     "Asking: {kbs}": "提问范围：{kbs}",
     "No knowledge base selected": "未选择知识库",

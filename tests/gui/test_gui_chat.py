@@ -192,7 +192,9 @@ def test_escape_stops_generation_within_a_second(qtbot, make_window, docs):
     assert 0 < len(shown) < len(LONG_ANSWER)
     qtbot.wait(300)
     assert turn.answer == shown  # no late tokens
-    assert "Stopped." in win.chat.transcript.toPlainText()
+    shown_text = win.chat.transcript.toPlainText()
+    # a stopped draft was never checked: labelled so, and not left on screen as an answer
+    assert "Stopped — not checked" in shown_text and shown[:40] not in shown_text
 
 
 def test_followups_pass_history_and_conversations_persist(qtbot, make_window, make_lib, docs, gui_settings):
@@ -413,3 +415,32 @@ def test_an_empty_base_answers_at_once_with_what_to_do(qtbot, make_window, make_
     html = win.chat.transcript.toHtml()
     assert "has no documents yet" in html and "do not seem to cover" not in html
     assert gen.calls == []
+
+
+def _anchors(browser) -> set[str]:
+    doc, cursor, found = browser.document(), QTextCursor(browser.document()), set()
+    for pos in range(1, doc.characterCount()):
+        cursor.setPosition(pos)
+        if cursor.charFormat().anchorHref():
+            found.add(cursor.charFormat().anchorHref())
+    return found
+
+
+def test_a_draft_looks_like_a_draft_until_it_is_checked(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.text, fake.delay_s = LONG_ANSWER, 0.1
+    ask(qtbot, win, "When is the invoice due?")
+    turn = win.chat.conversation.turns[-1]
+    qtbot.waitUntil(lambda: "[1]" in turn.answer, timeout=5000)
+    win.chat.render()
+    text = win.chat.transcript.toPlainText()
+    # labelled, and its [n] are not links: nothing unchecked can be clicked as a source
+    assert "Draft — checking its citations…" in text
+    assert not any(a.startswith("cite:") for a in _anchors(win.chat.transcript))
+    with qtbot.waitSignal(win.chat.answer_finished, timeout=15000):
+        pass
+    text = win.chat.transcript.toPlainText()
+    assert "Draft — checking" not in text and "The invoice is due on March 15" in text
+    assert "cite:1#0" in _anchors(win.chat.transcript)  # the checked answer's footnote is live
