@@ -49,6 +49,11 @@ def register(subparsers: Any) -> None:
     a.add_argument("--remove-articles", type=int, metavar="N", default=0,
                    help="take the whole articles of N answerable sampled questions out of the knowledge base, "
                         "so they (and any question on those articles) must be refused")
+    a.add_argument("--query-lang", choices=("en", "zh"),
+                   help="ask each question translated into this language by the local LLM (cached) over the "
+                        "same documents: the cross-language check")
+    a.add_argument("--cached-translations-only", action="store_true",
+                   help="with --query-lang: use only translations already cached (no LLM), skip the other questions")
     a.add_argument("--per-item", metavar="FILE", help="also write per-item results (JSONL)")
     a.add_argument("--cache-dir", help="where the corpus files are cached (default: <data dir>-eval)")
     a.add_argument("--json", action="store_true")
@@ -259,6 +264,8 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
             raise GenerationError(f"The LLM could not be loaded: {exc}") from exc
         prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=_cache(args),
                           progress=LogProgress(f"ingest {ds.name}"))
+        asked, asked_note = _translated(lib, {it.id: it.question for it in items}, args, prep.cache_dir)
+        items = [it for it in items if it.id in asked]
         scores: list[ItemScore] = []
         progress = _counter("asking")
         # per-item lines are written as they come, so an interrupted long run keeps what it did
@@ -268,7 +275,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
         with per_item.open("w", encoding="utf-8") if per_item is not None else contextlib.nullcontext() as fh:
             for i, item in enumerate(items, 1):
                 try:
-                    ans = lib.ask(item.question, kbs=[prep.name])
+                    ans = lib.ask(asked[item.id], kbs=[prep.name])
                     scores.append(score_answer(item, ans, prep.doc_id))
                 except DesktopKBError as exc:
                     if isinstance(exc, ModelError):
@@ -276,11 +283,13 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
                     scores.append(ItemScore(item.id, item.answerable, "error", False, None, None, 0,
                                             error=exc.message))
                 if fh is not None:
-                    fh.write(json.dumps({"question": item.question, **scores[-1].to_json()}, ensure_ascii=False)
+                    fh.write(json.dumps({"question": asked[item.id], **scores[-1].to_json()}, ensure_ascii=False)
                              + "\n")
                     fh.flush()
                 progress(i, len(items))
     summary = aggregate(scores) | {"kb": prep.name, "ingest_s": round(prep.ingest_s, 1)}
+    if asked_note:
+        summary["questions"] = asked_note
     if args.remove_articles:
         summary["made_unanswerable"] = sorted(set(removed) & wanted)
     if args.json:

@@ -175,6 +175,41 @@ def test_answers_cli_writes_each_item_as_it_goes(beir: Path, tmp_path: Path, scr
     assert [json.loads(line)["id"] for line in per_item.read_text(encoding="utf-8").splitlines()] == ["i2"]
 
 
+def test_answers_cli_asks_the_questions_translated(beir: Path, tmp_path: Path, scripted,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """--query-lang: each question asked as the LLM translated it (cached: a second run asks no
+    translation), scored against the same gold answers."""
+    import dataclasses
+
+    from desktop_kb.cli import evaluate as eval_cli
+
+    data = tmp_path / "data"
+    _hash_settings(data)
+    qa = _qa_set(tmp_path, beir, [
+        {"id": "i1", "question": "What do chloroplasts convert?", "answers": ["sunlight"], "context_id": "d1",
+         "answerable": True}])
+    gen = scripted(answers=["叶绿体转化什么？", "Plants convert sunlight into chemical energy [1]."])
+
+    def open_library(settings: Settings) -> Library:
+        s = settings.replace(query=dataclasses.replace(settings.query, dense_threshold=0.0))
+        return Library.open(s, embedder=HashEmbedder(), reranker=None, generator=gen)
+
+    monkeypatch.setattr(eval_cli, "_open_library", open_library)
+    per_item = tmp_path / "items.jsonl"
+    args = ["--data-dir", str(data), "eval", "answers", "--dataset", str(qa), "--query-lang", "zh",
+            "--per-item", str(per_item), "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["questions"] == "queries translated en→zh by the local LLM"
+    assert json.loads(per_item.read_text(encoding="utf-8"))["question"] == "叶绿体转化什么？"
+    calls = len(gen.calls)
+    gen.answers = ["Plants convert sunlight into chemical energy [1]."]
+    assert main(args) == 0 and json.loads(capsys.readouterr().out)["items"] == 1
+    # the English question is not translated again (cached); the pipeline still reads the Chinese one
+    assert not any("What do chloroplasts convert?" in c["messages"][-1]["content"] for c in gen.calls[calls:])
+
+
 def test_rewrites_are_searched_and_cached(beir: Path, settings: Settings, tmp_path: Path, scripted) -> None:
     from desktop_kb.eval.rewrites import rewrite_queries
 
