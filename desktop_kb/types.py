@@ -228,6 +228,7 @@ class IngestReport:
     cancelled: bool = False
     skipped: tuple[FileFailure, ...] = ()  # files of a type that is not read, with the reason
     ocr: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (path, pages read by OCR)
+    excluded: tuple[str, ...] = ()  # files the user removed from the base, passed over by this scan
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -242,4 +243,5 @@ class IngestReport:
             "cancelled": self.cancelled,
             "skipped": [{"path": f.path, "reason": f.error} for f in self.skipped],
             "ocr": [{"path": path, "pages": list(pages)} for path, pages in self.ocr],
+            "excluded": list(self.excluded),
         }

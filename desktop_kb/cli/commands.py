@@ -32,7 +32,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     with open_library(settings) as lib:
         report = lib.ingest(args.kb, [Path(p) for p in args.paths], tags=tags if args.tags is not None else None,
                             owner=args.owner,
-                            pdf_password=args.pdf_password, progress=TerminalProgress(), cancel=cancel)
+                            pdf_password=args.pdf_password, progress=TerminalProgress(), cancel=cancel,
+                            restore=True)  # named by the user: files removed before come back
         enriched = None
         kept = args.kb in lib.list_kbs()  # a new base nothing could be read into is not kept
         if kept and (args.enrich or lib.manifest(args.kb).get_meta("enrich")) and not report.cancelled:
@@ -137,7 +138,17 @@ def cmd_kb(args: argparse.Namespace, settings: Settings) -> int:
             return 130 if report.cancelled else 1 if report.failed else 0
         elif args.kb_command == "remove":
             removed = lib.remove_files(args.name, args.paths)
-            print_json({"removed": removed}) if args.json else print(f"Removed {len(removed)} files.")
+            print_json({"removed": removed}) if args.json else print(
+                f"Removed {len(removed)} file{'s' if len(removed) != 1 else ''}; later scans of its folder "
+                f"keep {'them' if len(removed) != 1 else 'it'} out (kb put-back brings {'them' if len(removed) != 1 else 'it'} back).")
+        elif args.kb_command == "excluded":
+            excluded = lib.excluded(args.name)
+            print_json({"excluded": excluded}) if args.json else print(
+                "\n".join(excluded) if excluded else f"Nothing was removed from {args.name!r}.")
+        elif args.kb_command == "put-back":
+            report = lib.put_back(args.name, args.paths, progress=TerminalProgress())
+            print_json(report.to_json()) if args.json else print(
+                f"Put back: {len(report.added)} added, {len(report.failed)} failed.")
         elif args.kb_command == "create":
             lib.create_kb(args.name, require_owner=args.require_owner)
             print_json({"created": args.name, "require_owner": args.require_owner}) if args.json else print(

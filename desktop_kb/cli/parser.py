@@ -77,7 +77,9 @@ _KB_COMMANDS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("import", "import an archive written by kb export", ("file",)),
     ("push", "copy a knowledge base into a Qdrant server", ("name",)),
     ("toc", "a document's table of contents (sections, pages, token estimates)", ("name", "path")),
-    ("remove", "remove files from a knowledge base", ("name", "paths+")),
+    ("remove", "remove files or folders from a knowledge base (later scans keep them out)", ("name", "paths+")),
+    ("excluded", "the files and folders removed from a knowledge base", ("name",)),
+    ("put-back", "add removed files or folders to a knowledge base again", ("name", "paths+")),
 )
 
 

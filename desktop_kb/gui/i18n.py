@@ -102,6 +102,16 @@ ZH: dict[str, str] = {
     "Wait until adding documents and answering have finished.": "请等待文档添加和回答完成后再操作。",
     "Deleted {name}.": "已删除 {name}。",
     "Removed {n} files.": "已移除 {n} 个文件。",
+    "Removed 1 file.": "已移除 1 个文件。",
+    "Removed…": "已移除的…",
+    "Files removed from this knowledge base (kept out of later scans); put them back.":
+        "从此知识库移除的文件（之后的扫描不再加入）；可放回。",
+    "Removed from {kb}": "已从 {kb} 移除",
+    "These files and folders were removed from {kb}; later scans of their folders keep them out. "
+    "Select some and put them back.": "这些文件和文件夹已从 {kb} 移除，之后扫描其文件夹时不会再加入。选择后可放回。",
+    "Nothing was removed from {kb}.": "没有从 {kb} 移除任何文件。",
+    "(not on disk now)": "（磁盘上已不存在）",
+    "Put back": "放回",
     "Drop to add to {kb}": "松开以添加到 {kb}",
     "Queued: will be added after the current documents.": "已排队：将在当前文档处理完后添加。",
     "Added {n} files to {kb}.": "已向 {kb} 添加 {n} 个文件。",

@@ -70,6 +70,7 @@ class KBPanel(QWidget):
     add_folder_requested = Signal()
     add_files_requested = Signal()
     remove_files_requested = Signal(str, list)  # kb, paths
+    removed_requested = Signal(str)  # show what was removed from kb (and put some back)
     metadata_requested = Signal(str, list, str)  # kb, paths, "tags" | "owner"
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -140,9 +141,13 @@ class KBPanel(QWidget):
         self.add_folder_btn.clicked.connect(self.add_folder_requested)
         self.add_files_btn.clicked.connect(self.add_files_requested)
         self.remove_btn.clicked.connect(self._remove)
+        self.removed_btn = QPushButton(tr("Removed…"))
+        self.removed_btn.setToolTip(tr("Files removed from this knowledge base (kept out of later scans); put them back."))
+        self.removed_btn.clicked.connect(lambda: self.current_kb() and self.removed_requested.emit(self.current_kb()))
         row2.addWidget(self.add_folder_btn)
         row2.addWidget(self.add_files_btn)
         row2.addWidget(self.remove_btn)
+        row2.addWidget(self.removed_btn)
         layout.addLayout(row2)
         self.hint = QLabel(tr("Drop files or folders anywhere on the window to add them."))
         self.hint.setWordWrap(True)

@@ -169,6 +169,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
         p.add_folder_requested.connect(self.add_folder_dialog)
         p.add_files_requested.connect(self.add_files_dialog)
         p.remove_files_requested.connect(self.remove_files)
+        p.removed_requested.connect(self.show_removed)
         p.metadata_requested.connect(lambda kb, paths, field: edit_metadata(self, kb, paths, field))
         self.ingest_panel.cancel_requested.connect(self.cancel_ingest)
         self.chat.citation_clicked.connect(self.open_citation)

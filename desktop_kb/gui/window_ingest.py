@@ -112,7 +112,9 @@ class IngestWiring:
         def work(ctx: Any) -> IngestReport:
             if paths is None:
                 return lib.reembed(kb, progress=ctx.progress, cancel=ctx.cancel)
-            return lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel)
+            # a start-up or watch sync keeps out what the user removed; adding by hand brings it back
+            return lib.ingest(kb, [Path(p) for p in paths], progress=ctx.progress, cancel=ctx.cancel,
+                              restore=not sync)
 
         handle = self.runner.run(
             work, "ingest", progress=self._on_ingest_progress, finished=self._on_ingest_finished,

@@ -5,6 +5,7 @@ to the window is held anywhere); the workers capture only the Library and plain 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from ..errors import DiskFull, KnowledgeBaseInUse, StoreError
 from .damaged import DamagedDialog
 from .i18n import tr
+from .removed_dialog import RemovedDialog
 from .tasks import TaskHandle
 
 __all__ = ["KBWiring"]
@@ -169,6 +171,20 @@ class KBWiring:
 
         def removed(done: Any) -> None:
             self.refresh_documents()
-            self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)), 5000)
+            self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)) if len(done) != 1
+                                         else tr("Removed 1 file."), 5000)
 
         return self._run(lambda _ctx: lib.remove_files(kb, paths), "remove", removed)
+
+    def show_removed(self, kb: str) -> TaskHandle:
+        """What was removed from ``kb``; the files chosen are put back (added again)."""
+        lib = self.lib
+
+        def shown(paths: Any) -> None:
+            dialog = RemovedDialog(kb, paths, self)
+            if dialog.exec() and dialog.chosen():
+                chosen = dialog.chosen()
+                lib.manifest(kb).include(chosen)  # a few rows of the manifest
+                self.ingest_paths([p for p in chosen if Path(p).exists()], kb)
+
+        return self._run(lambda _ctx: lib.excluded(kb), "removed", shown)

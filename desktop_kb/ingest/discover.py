@@ -27,6 +27,7 @@ class Discovery:
     deleted: list[str] = field(default_factory=list)
     failed: list[FileFailure] = field(default_factory=list)  # unreadable files
     skipped: list[str] = field(default_factory=list)  # files of a type that is not read
+    excluded: list[str] = field(default_factory=list)  # files the user removed from the base, passed over
 
     @property
     def to_index(self) -> list[SourceFile]:
@@ -78,14 +79,17 @@ def discover(
     force: bool = False,
     cancel: CancelToken | None = None,
     exclude: Iterable[Path] = (),
+    removed: Iterable[str] = (),
 ) -> Discovery:
     """Classify files under ``roots`` against ``known`` (the manifest's rows).
 
     A file whose size and mtime match its manifest row reuses the recorded hash (like git's
     index); otherwise it is hashed. ``force`` treats every present file as changed. Folders in
-    ``exclude`` (the app's own data folder) are never walked.
+    ``exclude`` (the app's own data folder) are never walked; files at or under a path in
+    ``removed`` (what the user removed from the base) are passed over, listed in ``excluded``.
     Deleted = known files under one of the roots that are gone.
     """
+    gone_by_choice = tuple(removed)
     exts = frozenset(e.lower() for e in extensions)
     skip = tuple(str(Path(p).resolve()) for p in exclude)
     result = Discovery()
@@ -113,6 +117,9 @@ def discover(
             if key in seen:
                 continue
             seen.add(key)
+            if any(key == r or key.startswith(r + os.sep) for r in gone_by_choice):
+                result.excluded.append(key)
+                continue
             if not _utf8(key):
                 result.failed.append(FileFailure(_printable(key), f"The name of {_printable(path.name)} is not "
                                                  "valid text (UTF-8).", "Rename the file, then add it again."))

@@ -5,6 +5,7 @@ crash-safe and the document-frequency table used for adaptive fusion."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS pending (
 CREATE TABLE IF NOT EXISTS failures (
     path TEXT PRIMARY KEY, error TEXT NOT NULL, hint TEXT NOT NULL, sha256 TEXT NOT NULL, at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS excluded (path TEXT PRIMARY KEY, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS vocab (token_id INTEGER PRIMARY KEY, df INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS enrichment (
     doc_id TEXT PRIMARY KEY, summary TEXT NOT NULL, keywords TEXT NOT NULL, faq TEXT NOT NULL,
@@ -213,6 +215,25 @@ class Manifest:
 
     def forget_failure(self, db: sqlite3.Connection, path: str) -> None:
         db.execute("DELETE FROM failures WHERE path=?", (path,))
+
+    # -- exclusions: files and folders removed by the user, kept out of later scans ------------------
+    def exclude(self, paths: Iterable[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO excluded VALUES (?,?)", [(p, int(time.time())) for p in paths])
+
+    def excluded(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT path FROM excluded ORDER BY path")]
+
+    def include(self, paths: Iterable[str], *, under: bool = True) -> list[str]:
+        """Lifts the exclusions of ``paths`` (and, with ``under``, of what lies under a folder among
+        them); returns those lifted."""
+        paths = list(paths)
+        lifted = [e for e in self.excluded()
+                  if any(e == p or (under and e.startswith(p.rstrip(os.sep) + os.sep)) for p in paths)]
+        with self.transaction() as db:
+            db.executemany("DELETE FROM excluded WHERE path=?", [(e,) for e in lifted])
+        return lifted
 
     # -- vocabulary (document frequencies by token id) ---------------------------------------------
     def add_terms(self, db: sqlite3.Connection, token_ids: Iterable[int], sign: int = 1) -> None:

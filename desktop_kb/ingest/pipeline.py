@@ -144,18 +144,24 @@ def ingest(
     ocr: OcrEngine | None = None,
     progress: ProgressCallback = null_progress,
     cancel: CancelToken | None = None,
+    restore: bool = False,
 ) -> IngestReport:
     """Index ``paths`` into ``target``. ``ocr`` reads scanned pages and images (settings.ingest).
     ``tags``/``owner`` None keep each known file's own; given, they are set on every file found,
-    unchanged ones included (a payload edit, nothing re-embedded)."""
+    unchanged ones included (a payload edit, nothing re-embedded). Files and folders the user
+    removed from the base stay out (a re-scan, a watch, a start-up update or a nightly ``ingest``
+    of their folder passes them over) unless ``restore`` and a path given is one of them: the user
+    named it to be added again."""
     cancel = cancel or CancelToken()
     started = time.monotonic()
     target.store.ensure_room(target.name, 0)  # a full disk is said before anything is read
     ensure_free(target.docs_dir, MARGIN, "to add files")
     recover(target)
     docs = target.manifest.documents()
+    if restore:
+        target.manifest.include([str(Path(p).expanduser().resolve(strict=False)) for p in paths], under=False)
     found = discover_mod.discover(paths, settings.extensions, docs, force=force, cancel=cancel,
-                                  exclude=(settings.data_dir,))
+                                  exclude=(settings.data_dir,), removed=target.manifest.excluded())
     run = _Run(target, settings, progress, started, len(found.to_index), failed=list(found.failed))
     deleted = remove_documents(target, found.deleted, run.sparse) if found.deleted else []
     if (tags is not None or owner is not None) and found.unchanged:
@@ -186,6 +192,7 @@ def ingest(
         unchanged=tuple(s.path for s in found.unchanged), deleted=tuple(deleted), failed=tuple(run.failed),
         warnings=tuple(run.warnings), chunks=run.chunks_done, cancelled=cancelled,
         skipped=tuple(FileFailure(p, *unsupported_reason(p)) for p in found.skipped), ocr=tuple(run.scanned),
+        excluded=tuple(found.excluded),
     )
 
 

@@ -4,7 +4,7 @@ apart so each file stays small)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from ..ingest.manifest import Manifest
 from ..ingest.toc import TocNode, build_toc, load_toc, save_toc
 from ..progress import CancelToken
 from ..protocols import Embedder, Generator, SearchFilter, SparseEncoder, VectorStore
-from ..types import Chunk
+from ..types import Chunk, IngestReport
 
 if TYPE_CHECKING:
     from .enrich import EnrichReport
@@ -35,6 +35,20 @@ class DocumentsMixin:
     def manifest(self, name: str, create: bool = False) -> Manifest: ...  # pragma: no cover
 
     def document_markdown(self, name: str, doc_id: str) -> str: ...  # pragma: no cover
+
+    def ingest(self, name: str, paths: Any, **kwargs: Any) -> IngestReport: ...  # pragma: no cover
+
+    def excluded(self, name: str) -> list[str]:
+        """The files and folders removed from ``name`` by the user (kept out of later scans)."""
+        return self.manifest(name).excluded()
+
+    def put_back(self, name: str, paths: Sequence[str], **kwargs: Any) -> IngestReport:
+        """Lift the exclusion of ``paths`` (removed files or folders) and add what is there again."""
+        lifted = self.manifest(name).include(paths)
+        if not lifted:
+            raise ConfigError(f"{', '.join(paths)} {'is' if len(paths) == 1 else 'are'} not removed from {name!r}.",
+                              "`desktop-kb kb excluded NAME` lists what was removed.")
+        return self.ingest(name, [p for p in lifted if Path(p).exists()], **kwargs)
 
     def doc_id_of(self, name: str, path: str | Path) -> str:
         """The doc id of an indexed file (by its path as indexed, or resolved)."""

@@ -260,7 +260,10 @@ class Library(AdminMixin, DocumentsMixin):
         pdf_password: str | None = None,
         progress: ProgressCallback = null_progress,
         cancel: CancelToken | None = None,
+        restore: bool = False,
     ) -> IngestReport:
+        """``restore``: the user named these paths to be added (again): files removed from the
+        base earlier come back; without it (re-scans, watch, start-up updates) they stay out."""
         name = validate_kb_name(name)
         new = name not in self.list_kbs()
         self.create_kb(name)
@@ -275,7 +278,7 @@ class Library(AdminMixin, DocumentsMixin):
             force = True
         report = ingest(self._target(name), roots, settings=self.settings, embedder=self.embedder, tags=tags,
                         owner=owner, pdf_password=pdf_password, force=force, ocr=self.ocr, progress=progress,
-                        cancel=cancel)
+                        cancel=cancel, restore=restore)
         if force and not report.cancelled:
             m.set_meta(chunker=chunker, sparse=self.sparse_encoder().id)
         if new and report.failed and not m.documents():  # nothing could be read: no empty base is left
@@ -315,12 +318,16 @@ class Library(AdminMixin, DocumentsMixin):
 
     def remove_files(self, name: str, paths: Sequence[str]) -> list[str]:
         """Remove files, or every document under a folder; ConfigError for a path not in the base
-        (before anything is removed)."""
+        (before anything is removed). Each is recorded as excluded: re-scans of its folder, watch
+        and start-up updates keep it out until it is added again by name (:meth:`ingest` with
+        ``restore``) or put back (:meth:`put_back`)."""
         target = self._target(name)
         recover(target)
         rows = select_documents(target.manifest.documents(), paths)
         avg = float(target.manifest.get_meta("bm25_avg_len") or 100.0)
-        return remove_documents(target, [r.path for r in rows], self.sparse_encoder(avg))
+        removed = remove_documents(target, [r.path for r in rows], self.sparse_encoder(avg))
+        target.manifest.exclude(str(Path(p).expanduser().resolve(strict=False)) for p in paths)
+        return removed
 
     # -- query -------------------------------------------------------------------------------------
     def views(self, kbs: Sequence[str] | None, flt: SearchFilter | None = None) -> list[Any]:

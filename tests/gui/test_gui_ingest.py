@@ -295,3 +295,51 @@ def test_an_empty_base_says_what_to_drop_and_what_is_read(qtbot, make_window):
         win.refresh_documents()
     text = win.kb_panel.stats_label.text()
     assert "empty is empty: drop files or folders" in text and "PDF, Word" in text and "by OCR" in text
+
+
+def test_a_removed_file_stays_removed_after_a_restart_and_can_be_put_back(qtbot, make_window, make_lib, docs,
+                                                                          monkeypatch, gui_settings):
+    import dataclasses
+
+    from desktop_kb.gui import removed_dialog
+
+    lib = make_lib()
+    win = make_window(lib)
+    with qtbot.waitSignal(win.ingest_finished, timeout=30000):
+        win.ingest_paths([str(docs)])
+    notes = str((docs / "notes.txt").resolve())
+    qtbot.waitUntil(lambda: notes in win.kb_panel.document_states(), timeout=5000)
+    win.kb_panel.select_paths([notes])
+    monkeypatch.setattr(kb_panel, "confirm", lambda *a: True)
+    with qtbot.waitSignal(win.documents_refreshed, timeout=10000):
+        qtbot.mouseClick(win.kb_panel.remove_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.statusBar().currentMessage() == "Removed 1 file.", timeout=5000)
+    win.close()
+    lib.close()
+    # quit and start again on the same data folder: the start-up update re-scans the folder
+    watching = gui_settings.replace(ingest=dataclasses.replace(gui_settings.ingest, watch=True))
+    lib2 = make_lib(settings=watching)
+    reports = []
+    win2 = make_window(lib2)
+    win2.ingest_finished.connect(reports.append)
+    qtbot.waitUntil(lambda: bool(reports) or not win2.runner.running("ingest"), timeout=30000)
+    qtbot.waitUntil(lambda: not win2.runner.running("ingest"), timeout=30000)
+    assert win2.watching.folders("default")  # the start-up update ran over the folder
+    if reports:  # the scan passed it over, and says nothing changed
+        assert {Path(p).name for p in reports[-1].excluded} == {"notes.txt"} and not reports[-1].added
+    assert {Path(d.path).name for d in lib2.documents("default")} == {"invoice.md"}
+    # the Removed… list shows it; putting it back adds it again
+    chosen = []
+
+    def answer(dialog):
+        assert [dialog.list.item(i).toolTip() for i in range(dialog.list.count())] == [notes]
+        dialog.list.item(0).setSelected(True)
+        chosen.append(dialog.chosen())
+        return 1
+
+    monkeypatch.setattr(removed_dialog.RemovedDialog, "exec", answer)
+    win2.kb_panel.set_current_kb("default")
+    with qtbot.waitSignal(win2.ingest_finished, timeout=30000):
+        qtbot.mouseClick(win2.kb_panel.removed_btn, Qt.MouseButton.LeftButton)
+    assert chosen == [[notes]]
+    assert notes in {d.path for d in lib2.documents("default")} and lib2.excluded("default") == []
