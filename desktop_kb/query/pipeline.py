@@ -249,11 +249,17 @@ class _Checker:
                             cancel=events.cancel, timings=self.timings, judge_question=judge_as)
 
     def alternates(self, draft: Draft, refused: Checked) -> tuple[Draft, Checked]:
-        """The first answer from a passage the refused draft did not cite that stands the check
-        (no correction retries: each costs one generation and one judging); else the refusal."""
+        """The first answer from a passage the refused draft did not cite (closest to the question
+        first) that stands the check (no correction retries: each costs one generation and one
+        judging); else the refusal."""
         reading, events = self.reading, self.events
         cited = refused.withheld.citations if refused.withheld is not None else refused.citations
-        for n in other_passages(draft.text, cited, len(reading.passages))[: self.q.alternate_passages]:
+        texts_of = reading.windows or tuple(h.chunk.text for h in reading.passages)
+        others = other_passages(draft.text, cited, len(reading.passages))
+        # the closest in meaning to the question first (e5 reads across languages): the rank order
+        # put the passage the model already misread first
+        others.sort(key=lambda n: -reading.similarity(self.question, texts_of[n - 1]))
+        for n in others[: self.q.alternate_passages]:
             if events.on_restart is not None:
                 events.on_restart()
             events.stage(STAGE_ALTERNATE, n)
