@@ -103,7 +103,7 @@ class QuerySettings:
     citation_retries: int = 2
     # a refused draft: this many passages it did not cite, best ranked first, each answered from
     # alone and checked (query/alternate.py); 0: off
-    alternate_passages: int = 1
+    alternate_passages: int = 2
     max_answer_tokens: int = 512
     history_turns: int = 4
     # Evidence windows: the LLM reads at most this many tokens of passage text in all (0 = whole

@@ -41,9 +41,10 @@ from ..types import (
     Answer,
     Citation,
 )
-from ..verify.answer_check import Checked, CheckOptions, check_answer
+from ..verify.answer_check import Checked, CheckOptions, check_answer, passage_answer
 from ..verify.citations import Validation, validate
 from ..verify.graded import Thresholds
+from ..verify.judge import judge
 from ..verify.refusal import NOTHING_FOUND
 from .alternate import judge_question, other_passages, renumber
 from .generate import generate
@@ -214,13 +215,16 @@ class _Checker:
         self.models, self.q, self.events, self.timings = models, q, events, timings
         self._translated: dict[str, str] = {}
 
+    def validate(self, candidate: str) -> Validation:
+        reading = self.reading
+        return validate(candidate, reading.passages, self.question, stats=reading.stats, similarity=reading.similarity)
+
     def check(self, draft: Draft, *, retry: bool = True) -> Checked:
         """The answer check, with a correction retry that asks the model again with the problems named."""
         question, reading, q, events = self.question, self.reading, self.q, self.events
         passages, generator = reading.passages, self.models.generator
 
-        def check_text(candidate: str) -> Validation:
-            return validate(candidate, passages, question, stats=reading.stats, similarity=reading.similarity)
+        check_text = self.validate
 
         def regenerate(previous: str, check: Validation) -> str:
             if events.on_restart is not None:
@@ -248,17 +252,38 @@ class _Checker:
                             weak_retrieval=self.found.signal.weak, best_dense=self.found.best_dense,
                             cancel=events.cancel, timings=self.timings, judge_question=judge_as)
 
+    def _most_likely(self, others: list[int], at_most: int = 4) -> list[int]:
+        """The passages most likely to state the answer first: by the judge's span call over each
+        alone (its log-odds that the passage answers the question, read in its language), else by
+        the embedder's cosine (e5 reads across languages). The rank order put first the passage
+        the model already misread."""
+        reading, generator = self.reading, self.models.generator
+        if not isinstance(generator, SpanJudge):
+            texts = reading.windows or tuple(h.chunk.text for h in reading.passages)
+            return sorted(others, key=lambda n: -reading.similarity(self.question, texts[n - 1]))
+        scores: dict[int, float] = {}
+        for n in others[:at_most]:
+            h = reading.passages[n - 1]
+            whole = Citation(n=n, kb=h.kb, doc_id=h.chunk.doc_id, path=h.chunk.path, pages=h.chunk.pages,
+                             heading_path=h.chunk.heading_path, start=h.chunk.start, end=h.chunk.end,
+                             evidence=((h.chunk.start, h.chunk.end),))
+            with timed(self.timings, "judge"):
+                asked = judge_question(self.question, self.found.queries, [h], self.models.small, self._translated)
+                verdict = judge(asked, [whole], reading.passages, generator, 0.0, cancel=self.events.cancel)
+            scores[n] = verdict.score if verdict is not None else float("-inf")
+        return sorted(others[:at_most], key=lambda n: -scores[n])
+
     def alternates(self, draft: Draft, refused: Checked) -> tuple[Draft, Checked]:
-        """The first answer from a passage the refused draft did not cite (closest to the question
+        """The cited passage's own answer when the judge read one (:func:`passage_answer`); else the
+        first answer from a passage the refused draft did not cite (closest to the question
         first) that stands the check (no correction retries: each costs one generation and one
         judging); else the refusal."""
         reading, events = self.reading, self.events
+        own = passage_answer(self.question, refused, reading.passages, self.validate, self.timings)
+        if own is not None:  # the judge read the passage's own answer: that is the answer
+            return Draft(own.text, draft.messages, draft.prompt_tokens), own
         cited = refused.withheld.citations if refused.withheld is not None else refused.citations
-        texts_of = reading.windows or tuple(h.chunk.text for h in reading.passages)
-        others = other_passages(draft.text, cited, len(reading.passages))
-        # the closest in meaning to the question first (e5 reads across languages): the rank order
-        # put the passage the model already misread first
-        others.sort(key=lambda n: -reading.similarity(self.question, texts_of[n - 1]))
+        others = self._most_likely(other_passages(draft.text, cited, len(reading.passages)))
         for n in others[: self.q.alternate_passages]:
             if events.on_restart is not None:
                 events.on_restart()

@@ -45,7 +45,7 @@ from .repair import (
 )
 from .support import PassageView
 
-__all__ = ["CheckOptions", "Checked", "check_answer", "language"]
+__all__ = ["CheckOptions", "Checked", "check_answer", "language", "passage_answer"]
 
 _MARK = re.compile(r"\[(\d+)")
 
@@ -248,8 +248,11 @@ def check_answer(
     checked = _decide(question, text, passages, validate_text, options=options, scorer=scorer, verifier=verifier,
                       regenerate=regenerate, judged=judged, stats=stats, weak_retrieval=weak_retrieval,
                       best_dense=best_dense, cancel=cancel, timings=timings, judge_question=judge_question)
-    if checked.refusal == UNSUPPORTED:
-        checked = _the_passages_answer(question, checked, passages, validate_text, timings) or checked
+    return _with_conditions(question, checked, passages, validate_text, timings)
+
+
+def _with_conditions(question: str, checked: Checked, passages: Sequence[Hit],
+                     validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked:
     cases = dropped_cases(checked.text, checked.citations, passages) if checked.accepted else []
     if not cases:
         return checked
@@ -371,11 +374,13 @@ PASSAGE_ANSWERED = {
 }
 
 
-def _the_passages_answer(question: str, refused: Checked, passages: Sequence[Hit],
-                         validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked | None:
+def passage_answer(question: str, refused: Checked, passages: Sequence[Hit],
+                   validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked | None:
     """A draft the judge refused because the cited passage answers the question otherwise, with a
     score that says it does answer it ("六百元" read, "500元" drafted): the passage's own words,
-    cited, are the answer when they stand the word checks (None: they do not)."""
+    cited, are the answer when they stand the word checks (None: they do not). The pipeline asks
+    this after a refusal (:mod:`desktop_kb.query.alternate`); :func:`check_answer` does not, so
+    ``eval claims`` still measures the decision on the answer given."""
     signals, withheld = refused.answerability, refused.withheld
     if signals is None or withheld is None or signals.bound or not signals.span.strip():
         return None
@@ -393,8 +398,9 @@ def _the_passages_answer(question: str, refused: Checked, passages: Sequence[Hit
     if not check.valid:
         return None
     note = PASSAGE_ANSWERED[lang].format(draft=withheld.text)
-    return Checked("answered", text, check, check.citations, problems=(note,), judge_score=signals.judge_score,
-                   withheld=withheld, answerability=signals)
+    answered = Checked("answered", text, check, check.citations, problems=(note,), judge_score=signals.judge_score,
+                       withheld=withheld, answerability=signals)
+    return _with_conditions(question, answered, passages, validate_text, timings)
 
 
 def _drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
