@@ -15,14 +15,17 @@ here), as the judge's span call was calibrated on same-language pairs.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ..progress import timed
 from ..protocols import Generator
 from ..text.tokenize import cjk_ratio
 from ..types import Citation, Hit
+from ..verify.answer_check import Checked, language, with_conditions
+from ..verify.citations import Validation, find_in_passage
 from .translate import translate
 
-__all__ = ["judge_question", "other_passages", "renumber"]
+__all__ = ["judge_question", "other_passages", "passage_answer", "renumber"]
 
 _MARK = re.compile(r"\[(\d+(?:\s*[,，-]\s*\d+)*)\]")
 
@@ -62,3 +65,38 @@ def judge_question(question: str, queries: Sequence[str], cited: Sequence[Hit], 
     if target not in cache:
         cache[target] = (translate(question, target, generator) if generator is not None else None) or question
     return cache[target]
+
+
+PASSAGE_ANSWERED = {
+    "en": "answered with the cited passage's own words: the draft said something else ({draft})",
+    "zh": "以所引段落的原话作答：初稿的说法与之不同（{draft}）",
+}
+
+
+def passage_answer(question: str, refused: Checked, passages: Sequence[Hit],
+                   validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked | None:
+    """A draft the judge refused because the cited passage answers the question otherwise, with a
+    score that says it does answer it ("六百元" read, "500元" drafted): the passage's own words,
+    cited, are the answer when they stand the word checks (None: they do not). The pipeline asks
+    this after a refusal; :func:`~desktop_kb.verify.answer_check.check_answer` does not, so
+    ``eval claims`` still measures the decision on the answer given."""
+    signals, withheld = refused.answerability, refused.withheld
+    if signals is None or withheld is None or signals.bound or not signals.span.strip():
+        return None
+    if signals.judge_score is None or signals.threshold is None or signals.judge_score < signals.threshold:
+        return None
+    span = signals.span.strip().rstrip(".。")
+    n = next((c.n for c in withheld.citations if 1 <= c.n <= len(passages)
+              and find_in_passage(span, passages[c.n - 1].chunk.text) is not None), None)
+    if n is None:
+        return None
+    lang = language(question)
+    text = f"{span}[{n}]。" if lang == "zh" else f"{span} [{n}]."
+    with timed(timings, "validate"):
+        check = validate_text(text)
+    if not check.valid:
+        return None
+    note = PASSAGE_ANSWERED[lang].format(draft=withheld.text)
+    answered = Checked("answered", text, check, check.citations, problems=(note,), judge_score=signals.judge_score,
+                       withheld=withheld, answerability=signals)
+    return with_conditions(question, answered, passages, validate_text, timings)

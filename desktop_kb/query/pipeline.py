@@ -41,12 +41,12 @@ from ..types import (
     Answer,
     Citation,
 )
-from ..verify.answer_check import Checked, CheckOptions, check_answer, passage_answer
+from ..verify.answer_check import Checked, CheckOptions, check_answer
 from ..verify.citations import Validation, validate
 from ..verify.graded import Thresholds
 from ..verify.judge import judge
 from ..verify.refusal import NOTHING_FOUND
-from .alternate import judge_question, other_passages, renumber
+from .alternate import judge_question, other_passages, passage_answer, renumber
 from .generate import generate
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read

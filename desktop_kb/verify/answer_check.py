@@ -15,7 +15,6 @@ again; ``desktop-kb eval claims`` runs the same function on given answers with n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -24,16 +23,15 @@ from ..errors import GenerationError
 from ..progress import CancelToken, timed
 from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..text.term_stats import TermStats
-from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
+from ..text.tokenize import cjk_ratio
 from ..types import Answerability, Citation, Hit, SentenceVerdict
-from .citations import NO_CITATION, WRONG_LANGUAGE, Validation, find_in_passage
-from .claim_terms import FILLER, QUESTION_WORDS
+from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .conditions import dropped_cases, quote_cases
 from .graded import Thresholds, grade
 from .judge import NOT_JUDGED, judge, rejection_reason
 from .premise import unstated_details
 from .question import question_key_terms
-from .refusal import NOT_STATED, UNSUPPORTED, best_sentence, not_stated, unsupported
+from .refusal import NOT_STATED, UNSUPPORTED, best_sentence, drafted_wrong, not_stated, uncovered, unsupported
 from .repair import (
     attach_citations,
     cite_by_support,
@@ -45,9 +43,8 @@ from .repair import (
 )
 from .support import PassageView
 
-__all__ = ["CheckOptions", "Checked", "check_answer", "language", "passage_answer"]
+__all__ = ["CheckOptions", "Checked", "check_answer", "language", "with_conditions"]
 
-_MARK = re.compile(r"\[(\d+)")
 
 # (the text so far, its validation) -> the model's new answer, asked with the problems named
 Regenerate = Callable[[str, Validation], str]
@@ -248,10 +245,10 @@ def check_answer(
     checked = _decide(question, text, passages, validate_text, options=options, scorer=scorer, verifier=verifier,
                       regenerate=regenerate, judged=judged, stats=stats, weak_retrieval=weak_retrieval,
                       best_dense=best_dense, cancel=cancel, timings=timings, judge_question=judge_question)
-    return _with_conditions(question, checked, passages, validate_text, timings)
+    return with_conditions(question, checked, passages, validate_text, timings)
 
 
-def _with_conditions(question: str, checked: Checked, passages: Sequence[Hit],
+def with_conditions(question: str, checked: Checked, passages: Sequence[Hit],
                      validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked:
     cases = dropped_cases(checked.text, checked.citations, passages) if checked.accepted else []
     if not cases:
@@ -296,7 +293,7 @@ def _decide(
         if uncovered(question, passages):  # the question speaks of what no passage has
             return Checked("refused", not_stated(language(question), passages, related=False), check,
                            problems=check.errors, refusal=NOT_STATED)
-        return Checked("refused", _drafted_wrong(question, draft.text, passages), check, problems=check.errors,
+        return Checked("refused", drafted_wrong(question, draft.text, passages), check, problems=check.errors,
                        refusal=UNSUPPORTED)
     result = Checked("refused" if check.refusal else "answered", draft.text, check, check.citations,
                      problems=(*check.warnings, *note), removed=removed,
@@ -368,49 +365,6 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
                    answerability=signals, verdicts=result.verdicts, refusal=kind)
 
 
-PASSAGE_ANSWERED = {
-    "en": "answered with the cited passage's own words: the draft said something else ({draft})",
-    "zh": "以所引段落的原话作答：初稿的说法与之不同（{draft}）",
-}
-
-
-def passage_answer(question: str, refused: Checked, passages: Sequence[Hit],
-                   validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked | None:
-    """A draft the judge refused because the cited passage answers the question otherwise, with a
-    score that says it does answer it ("六百元" read, "500元" drafted): the passage's own words,
-    cited, are the answer when they stand the word checks (None: they do not). The pipeline asks
-    this after a refusal (:mod:`desktop_kb.query.alternate`); :func:`check_answer` does not, so
-    ``eval claims`` still measures the decision on the answer given."""
-    signals, withheld = refused.answerability, refused.withheld
-    if signals is None or withheld is None or signals.bound or not signals.span.strip():
-        return None
-    if signals.judge_score is None or signals.threshold is None or signals.judge_score < signals.threshold:
-        return None
-    span = signals.span.strip().rstrip(".。")
-    n = next((c.n for c in withheld.citations if 1 <= c.n <= len(passages)
-              and find_in_passage(span, passages[c.n - 1].chunk.text) is not None), None)
-    if n is None:
-        return None
-    lang = language(question)
-    text = f"{span}[{n}]。" if lang == "zh" else f"{span} [{n}]."
-    with timed(timings, "validate"):
-        check = validate_text(text)
-    if not check.valid:
-        return None
-    note = PASSAGE_ANSWERED[lang].format(draft=withheld.text)
-    answered = Checked("answered", text, check, check.citations, problems=(note,), judge_score=signals.judge_score,
-                       withheld=withheld, answerability=signals)
-    return _with_conditions(question, answered, passages, validate_text, timings)
-
-
-def _drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
-    """The refusal of a draft the word checks could not make stand: what the passage it cites
-    first says of the question (none cited: that it could not be tied to a passage)."""
-    cited = next((int(n) for n in _MARK.findall(text) if 1 <= int(n) <= len(passages)), None)
-    words = best_sentence(question, passages[cited - 1]) if cited is not None else ""
-    return unsupported(language(question), cited, words=words)
-
-
 VERIFIER_NOT_STATED = {
     "en": "the cited passage does not state this as the answer to the question (verifier {p:.2f})",
     "zh": "所引段落没有把这句话作为该问题的答案（核验 {p:.2f}）",
@@ -437,20 +391,6 @@ def graded_check(question: str, draft: _Draft, result: Checked, passages: Sequen
     text = unsupported(lang, n, words=best_sentence(question, passages[n - 1]) if n else "")
     return Checked("refused", text, result.validation, problems=tuple(f"{s}: {w}" for s, w in why),
                    withheld=replace(result, verdicts=verdicts), verdicts=verdicts, refusal=UNSUPPORTED)
-
-
-def uncovered(question: str, passages: Sequence[Hit]) -> bool:
-    """Whether half or more of the question's content words (not its question words or fillers;
-    Latin ones of three letters or more) are in no passage found in its language: "parental" and
-    "leave" over passages on flights and meals. Looser than the key terms, whose common words may
-    be paraphrased: it only chooses how a refusal is worded."""
-    zh = language(question) == "zh"
-    views = [v for v in (PassageView(h) for h in passages) if v.cjk == zh]
-    words = [w for w in set(tokenize(question)) - QUESTION_WORDS - FILLER if len(w) >= 3 or is_cjk_char(w[0])]
-    if not views or not words:
-        return False
-    absent = [w for w in words if not any(v.has(w) for v in views)]
-    return len(absent) * 2 >= len(words)
 
 
 def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],

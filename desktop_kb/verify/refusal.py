@@ -13,15 +13,19 @@ An answer is refused for one of three reasons, each said its own way:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..text.tokenize import tokenize
+from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
+from .claim_terms import FILLER, QUESTION_WORDS
 from .support import PassageView
 
-__all__ = ["NOTHING_FOUND", "NOT_STATED", "UNSUPPORTED", "best_sentence", "not_stated", "passage_words", "topics",
-           "unsupported"]
+_MARK = re.compile(r"\[(\d+)")
+
+__all__ = ["NOTHING_FOUND", "NOT_STATED", "UNSUPPORTED", "best_sentence", "drafted_wrong", "not_stated",
+           "passage_words", "topics", "uncovered", "unsupported"]
 
 NOTHING_FOUND, NOT_STATED, UNSUPPORTED = "nothing_found", "not_stated", "unsupported"
 
@@ -96,3 +100,25 @@ def unsupported(lang: str, cited: int | None, *, answer: str = "", words: str = 
     if said and not said.rstrip("\u201d").endswith((".", "!", "?", "…")):
         said += "."
     return f"The answer I drafted is not what the cited passage says, so I won't give it.{said}"
+
+
+def uncovered(question: str, passages: Sequence[Hit]) -> bool:
+    """Whether half or more of the question's content words (not its question words or fillers;
+    Latin ones of three letters or more) are in no passage found in its language: "parental" and
+    "leave" over passages on flights and meals. Looser than the key terms, whose common words may
+    be paraphrased: it only chooses how a refusal is worded."""
+    zh = cjk_ratio(question) > 0.3
+    views = [v for v in (PassageView(h) for h in passages) if v.cjk == zh]
+    words = [w for w in set(tokenize(question)) - QUESTION_WORDS - FILLER if len(w) >= 3 or is_cjk_char(w[0])]
+    if not views or not words:
+        return False
+    absent = [w for w in words if not any(v.has(w) for v in views)]
+    return len(absent) * 2 >= len(words)
+
+
+def drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
+    """The refusal of a draft the word checks could not make stand: what the passage it cites
+    first says of the question (none cited: that it could not be tied to a passage)."""
+    cited = next((int(n) for n in _MARK.findall(text) if 1 <= int(n) <= len(passages)), None)
+    words = best_sentence(question, passages[cited - 1]) if cited is not None else ""
+    return unsupported("zh" if cjk_ratio(question) > 0.3 else "en", cited, words=words)
