@@ -41,7 +41,7 @@ from ..types import (
     Answer,
     Citation,
 )
-from ..verify.answer_check import Checked, CheckOptions, check_answer
+from ..verify.answer_check import Checked, CheckOptions, check_answer, with_conditions
 from ..verify.citations import Validation, validate
 from ..verify.graded import Thresholds
 from ..verify.judge import judge
@@ -246,11 +246,12 @@ class _Checker:
         scorer = generator if isinstance(generator, (SpanJudge, YesNoScorer)) else None
         options = CheckOptions.of(q, embedder_id=self.models.embedder.id,
                                   calibrated_thresholds=Thresholds.of_model(self.models.verifier))
-        return check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
+        checked = check_answer(question, draft.text, passages, check_text, options=options, scorer=scorer,
                             verifier=self.models.verifier, regenerate=regenerate if retry else None,
                             judged=self.found.scope is None, stats=reading.stats,
                             weak_retrieval=self.found.signal.weak, best_dense=self.found.best_dense,
                             cancel=events.cancel, timings=self.timings, judge_question=judge_as)
+        return with_conditions(question, checked, passages, check_text, self.timings)
 
     def _most_likely(self, others: list[int], at_most: int = 4) -> list[int]:
         """The passages most likely to state the answer first: by the judge's span call over each

@@ -220,36 +220,11 @@ def _cite_uncited(draft: _Draft, passages: Sequence[Hit]) -> tuple[tuple[str, st
     return tuple(bad) if rest and draft.accept(rest) else ()
 
 
-def check_answer(
-    question: str,
-    text: str,
-    passages: Sequence[Hit],
-    validate_text: Callable[[str], Validation],
-    *,
-    options: CheckOptions,
-    scorer: YesNoScorer | SpanJudge | None = None,
-    verifier: Verifier | None = None,
-    regenerate: Regenerate | None = None,
-    judged: bool = True,
-    stats: TermStats | None = None,
-    weak_retrieval: bool = False,
-    best_dense: float | None = None,
-    cancel: CancelToken | None = None,
-    timings: dict[str, float] | None = None,
-    judge_question: Callable[[Sequence[Citation]], str] | None = None,
-) -> Checked:
-    """The decision on ``text``, the model's answer to ``question`` over ``passages`` (see
-    :func:`_decide`); an accepted answer that gives one figure of a passage sentence holding
-    others of its unit for other cases gets that sentence quoted (:mod:`.conditions`)."""
-    timings = {} if timings is None else timings
-    checked = _decide(question, text, passages, validate_text, options=options, scorer=scorer, verifier=verifier,
-                      regenerate=regenerate, judged=judged, stats=stats, weak_retrieval=weak_retrieval,
-                      best_dense=best_dense, cancel=cancel, timings=timings, judge_question=judge_question)
-    return with_conditions(question, checked, passages, validate_text, timings)
-
-
 def with_conditions(question: str, checked: Checked, passages: Sequence[Hit],
-                     validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked:
+                    validate_text: Callable[[str], Validation], timings: dict[str, float]) -> Checked:
+    """An accepted answer that gives one figure of a passage sentence holding others of its unit
+    for other cases, with that sentence quoted (:mod:`.conditions`); the check's decision is not
+    touched, so the pipeline adds it after :func:`check_answer`."""
     cases = dropped_cases(checked.text, checked.citations, passages) if checked.accepted else []
     if not cases:
         return checked
@@ -259,7 +234,7 @@ def with_conditions(question: str, checked: Checked, passages: Sequence[Hit],
     return replace(checked, text=quoted, validation=check, citations=check.citations) if check.valid else checked
 
 
-def _decide(
+def check_answer(
     question: str,
     text: str,
     passages: Sequence[Hit],

@@ -6,7 +6,7 @@ tests/query/test_first_hour_real.py."""
 from __future__ import annotations
 
 from desktop_kb.types import Chunk, Hit
-from desktop_kb.verify.answer_check import CheckOptions, check_answer
+from desktop_kb.verify.answer_check import CheckOptions, check_answer, with_conditions
 from desktop_kb.verify.citations import validate
 from desktop_kb.verify.refusal import best_sentence, not_stated, topics, unsupported
 
@@ -94,8 +94,11 @@ HOTEL = "员工出差期间的住宿费用每晚不超过五百元，一线城�
 
 def _judge_off(question: str, answer: str, text: str = HOTEL):
     hit = _hit(text, "/docs/员工手册.md", "差旅报销")
-    return check_answer(question, answer, [hit], lambda t: validate(t, [hit], question),
-                        options=CheckOptions(judge=False))
+    def check(t):
+        return validate(t, [hit], question)
+
+    checked = check_answer(question, answer, [hit], check, options=CheckOptions(judge=False))
+    return with_conditions(question, checked, [hit], check, {})
 
 
 def test_a_figure_given_without_its_other_case_gets_the_passage_sentence_quoted() -> None:
