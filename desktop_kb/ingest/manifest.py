@@ -19,7 +19,12 @@ from ..diskspace import MARGIN, disk_full, ensure_free, guard
 from ..errors import KnowledgeBaseInUse, StoreError
 from .folder_lock import FolderLock
 
-__all__ = ["DocumentRow", "Manifest", "PendingRow", "peek_meta"]
+__all__ = ["DocumentRow", "Manifest", "PendingRow", "path_key", "peek_meta"]
+
+
+def path_key(path: str | os.PathLike[str]) -> str:
+    """A path as the manifest keys its documents: user folder expanded, absolute, links resolved."""
+    return str(Path(path).expanduser().resolve(strict=False))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -219,7 +224,8 @@ class Manifest:
     # -- exclusions: files and folders removed by the user, kept out of later scans ------------------
     def exclude(self, paths: Iterable[str]) -> None:
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO excluded VALUES (?,?)", [(p, int(time.time())) for p in paths])
+            db.executemany("INSERT OR REPLACE INTO excluded VALUES (?,?)",
+                           [(path_key(p), int(time.time())) for p in paths])
 
     def excluded(self) -> list[str]:
         with self._lock:
@@ -228,7 +234,7 @@ class Manifest:
     def include(self, paths: Iterable[str], *, under: bool = True) -> list[str]:
         """Lifts the exclusions of ``paths`` (and, with ``under``, of what lies under a folder among
         them); returns those lifted."""
-        paths = list(paths)
+        paths = [path_key(p) for p in paths]
         lifted = [e for e in self.excluded()
                   if any(e == p or (under and e.startswith(p.rstrip(os.sep) + os.sep)) for p in paths)]
         with self.transaction() as db:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..protocols import SearchFilter, VectorStore
-from .manifest import DocumentRow, Manifest
+from .manifest import DocumentRow, Manifest, path_key
 
 __all__ = ["select_documents", "set_metadata"]
 
@@ -19,7 +19,7 @@ def select_documents(rows: dict[str, DocumentRow], paths: Iterable[str | Path]) 
     """The documents named by ``paths``: a file, or every document under a folder."""
     chosen: dict[str, DocumentRow] = {}
     for given in paths:
-        key = str(Path(given).expanduser().resolve(strict=False))
+        key = path_key(given)
         hits = [r for p, r in rows.items() if p == key or p.startswith(key.rstrip(os.sep) + os.sep)]
         if not hits:
             raise ConfigError(f"{given} is not in this knowledge base.",

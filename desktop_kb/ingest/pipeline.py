@@ -159,7 +159,7 @@ def ingest(
     recover(target)
     docs = target.manifest.documents()
     if restore:
-        target.manifest.include([str(Path(p).expanduser().resolve(strict=False)) for p in paths], under=False)
+        target.manifest.include(map(str, paths), under=False)
     found = discover_mod.discover(paths, settings.extensions, docs, force=force, cancel=cancel,
                                   exclude=(settings.data_dir,), removed=target.manifest.excluded())
     run = _Run(target, settings, progress, started, len(found.to_index), failed=list(found.failed))

@@ -326,7 +326,7 @@ class Library(AdminMixin, DocumentsMixin):
         rows = select_documents(target.manifest.documents(), paths)
         avg = float(target.manifest.get_meta("bm25_avg_len") or 100.0)
         removed = remove_documents(target, [r.path for r in rows], self.sparse_encoder(avg))
-        target.manifest.exclude(str(Path(p).expanduser().resolve(strict=False)) for p in paths)
+        target.manifest.exclude(paths)
         return removed
 
     # -- query -------------------------------------------------------------------------------------

@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 
 from ..progress import timed
 from ..protocols import Generator
-from ..text.tokenize import cjk_ratio
 from ..types import Citation, Hit
 from ..verify.answer_check import Checked, language, with_conditions
-from ..verify.citations import Validation, find_in_passage
+from ..verify.citations import Validation, find_in_passage, mark_numbers
 from .translate import translate
 
 __all__ = ["judge_question", "other_passages", "passage_answer", "renumber"]
@@ -33,9 +32,7 @@ _MARK = re.compile(r"\[(\d+(?:\s*[,，-]\s*\d+)*)\]")
 def other_passages(draft: str, cited: Sequence[Citation], n_passages: int) -> list[int]:
     """The passage numbers (rank order) that neither the refused draft's marks nor its
     citations name."""
-    named = {c.n for c in cited}
-    for group in _MARK.findall(draft):
-        named.update(int(n) for n in re.findall(r"\d+", group))
+    named = {c.n for c in cited} | set(mark_numbers(draft))
     return [n for n in range(1, n_passages + 1) if n not in named]
 
 
@@ -45,7 +42,7 @@ def renumber(text: str, n: int) -> str:
 
 
 def _zh(text: str) -> bool:
-    return cjk_ratio(text) > 0.3
+    return language(text) == "zh"
 
 
 def judge_question(question: str, queries: Sequence[str], cited: Sequence[Hit], generator: Generator | None,

@@ -20,7 +20,7 @@ from .support import evidence as support_evidence
 
 __all__ = [
     "ECHO", "NO_CITATION", "NO_CONTENT", "WRONG_LANGUAGE", "Validation", "echoes_prompt", "find_in_passage",
-    "is_refusal", "normalise", "validate", "wrong_language",
+    "is_refusal", "mark_numbers", "normalise", "validate", "wrong_language",
 ]
 
 _MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
@@ -112,6 +112,11 @@ def _refuses(sentence: str) -> bool:
 
 def _numbers(mark: re.Match[str]) -> list[int]:
     return [int(x) for x in re.findall(r"\d+", mark.group(1))]
+
+
+def mark_numbers(text: str) -> list[int]:
+    """The passage numbers of ``text``'s citation marks, in order ("[1, 3]" gives 1 and 3)."""
+    return [n for m in _MARK.finditer(text) for n in _numbers(m)]
 
 
 def validate(

@@ -13,16 +13,14 @@ An answer is refused for one of three reasons, each said its own way:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
 from ..types import Hit
+from .citations import mark_numbers
 from .claim_terms import FILLER, QUESTION_WORDS
 from .support import PassageView
-
-_MARK = re.compile(r"\[(\d+)")
 
 __all__ = ["NOTHING_FOUND", "NOT_STATED", "UNSUPPORTED", "best_sentence", "drafted_wrong", "not_stated",
            "passage_words", "topics", "uncovered", "unsupported"]
@@ -119,6 +117,6 @@ def uncovered(question: str, passages: Sequence[Hit]) -> bool:
 def drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
     """The refusal of a draft the word checks could not make stand: what the passage it cites
     first says of the question (none cited: that it could not be tied to a passage)."""
-    cited = next((int(n) for n in _MARK.findall(text) if 1 <= int(n) <= len(passages)), None)
+    cited = next((n for n in mark_numbers(text) if 1 <= n <= len(passages)), None)
     words = best_sentence(question, passages[cited - 1]) if cited is not None else ""
     return unsupported("zh" if cjk_ratio(question) > 0.3 else "en", cited, words=words)
