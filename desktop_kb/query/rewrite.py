@@ -19,6 +19,7 @@ from ..text.tokenize import cjk_ratio
 from .fuse import language_agreement
 from .llm_json import ask_json
 from .prompts import REWRITE_SCHEMA, rewrite_messages
+from .references import resolve_reference
 from .translate import translate
 
 __all__ = ["invented_entities", "rewrite", "translation_target"]
@@ -68,10 +69,10 @@ def rewrite(
             queries.append(translated)
         return queries
     reply = ask_json(generator, rewrite_messages(question, history), REWRITE_SCHEMA, max_tokens=96, cancel=cancel)
-    if reply is None:
-        return queries
-    candidate = " ".join(str(reply["query"]).split())
+    candidate = " ".join(str(reply["query"]).split()) if reply is not None else ""
     sources = [question] + [t for turn in history for t in turn]
     if candidate and not _same(candidate, question) and not invented_entities(candidate, sources):
         queries = [candidate] if history else [question, candidate]
+    if history:  # a pronoun the rewrite left ("它全长多少？") is replaced by what it stands for
+        queries = [resolve_reference(queries[0], history, generator, cancel=cancel) or queries[0]]
     return queries[:max_queries]

@@ -92,6 +92,17 @@ def test_a_follow_up_keeps_its_subject(lib):
         assert a.refusal in ("not_stated", "unsupported", "nothing_found") and "\n" not in a.text
 
 
+def test_a_follow_up_pronoun_is_replaced_by_what_it_stands_for(lib):
+    from desktop_kb.query.rewrite import rewrite
+
+    history = [("出差住宿标准由哪个部门制定？", "出差住宿标准由财务部制定。[1]")]
+    query = rewrite("它的负责人是谁？", history, lib.small_generator)
+    assert len(query) == 1 and "财务部" in query[0] and "它" not in query[0], query
+    history = [("Who approves travel expense claims?", "Travel expense claims are approved by the line manager. [1]")]
+    query = rewrite("How many days does he have to approve them?", history, lib.small_generator)
+    assert "manager" in query[0].lower(), query
+
+
 def test_the_answer_found_in_the_second_passage_is_given(lib):
     a = lib.ask("How much may I spend on a hotel per night?", kbs=["kb"])
     assert a.status == "answered", (a.text, a.problems)
