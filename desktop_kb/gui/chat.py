@@ -13,16 +13,17 @@ shown in the status line until the first token streams.
 
 from __future__ import annotations
 
-import datetime as _dt
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
+    QApplication,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSplitter,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -41,7 +42,10 @@ from ..types import (
     Citation,
 )
 from . import errors
-from .chat_render import citation_label, citing_sentence, transcript_html, turn_html
+from .chat_conversations import ConversationActions
+from .chat_render import citation_label, citing_sentence, parse_action_href, transcript_html, turn_html
+from .conversation_export import DocumentText, answer_markdown
+from .conversation_list import ConversationList
 from .conversations import Conversation, ConversationStore, Turn
 from .i18n import tr
 from .markdown import cite_href, parse_cite_href
@@ -54,7 +58,7 @@ AskFn = Callable[[str, list[str], list[tuple[str, str]], Callable[[str], None], 
                   Callable[[str, int], None]], Answer]
 
 
-class ChatWidget(QWidget):
+class ChatWidget(ConversationActions, QWidget):
     citation_clicked = Signal(object, str)  # Citation, the answer sentence that cites it
     answer_finished = Signal(object)  # Turn
     busy_changed = Signal(bool)
@@ -79,24 +83,34 @@ class ChatWidget(QWidget):
         self.models_dir: Path | None = None
         self.reembed: Callable[[str], object] | None = None  # the window's re-embed action (error dialogs offer it)
         self.filter_label: Callable[[], str] | None = None  # what the next answer is filtered by
+        self.document_text: DocumentText | None = None  # a document's Markdown, for quotes in exports
+        self._deleted: Conversation | None = None  # the last deleted conversation (Undo)
+        self._editing: int | None = None  # the turn an edited question replaces
+        self._started = 0.0
 
-        layout = QVBoxLayout(self)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(splitter)
+        self.conv_list = ConversationList()
+        self.conv_list.picked.connect(self.open_conversation)
+        self.conv_list.new_requested.connect(self.new_conversation)
+        self.conv_list.rename_requested.connect(self.rename_conversation)
+        self.conv_list.delete_requested.connect(self.delete_conversation)
+        self.conv_list.undo_requested.connect(self.undo_delete)
+        self.conv_list.export_requested.connect(self._export_dialog)
+        self.new_btn = self.conv_list.new_btn
+        splitter.addWidget(self.conv_list)
+        main = QWidget()
+        splitter.addWidget(main)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([200, 700])
+        layout = QVBoxLayout(main)
         layout.setContentsMargins(6, 6, 6, 6)
-        top = QHBoxLayout()
         self.kbs_label = QLabel()
         self.kbs_label.setTextFormat(Qt.TextFormat.PlainText)
         self.kbs_label.setStyleSheet("font-weight: bold;")
-        top.addWidget(self.kbs_label, 1)
-        top.addWidget(QLabel(tr("Conversation:")))
-        self.conv_combo = QComboBox()
-        self.conv_combo.setObjectName("conversations")
-        self.conv_combo.setMinimumWidth(200)
-        self.conv_combo.activated.connect(self._on_conversation_picked)
-        top.addWidget(self.conv_combo)
-        self.new_btn = QPushButton(tr("New conversation"))
-        self.new_btn.clicked.connect(self.new_conversation)
-        top.addWidget(self.new_btn)
-        layout.addLayout(top)
+        layout.addWidget(self.kbs_label)
 
         self.transcript = QTextBrowser()
         self.transcript.setObjectName("transcript")
@@ -144,49 +158,8 @@ class ChatWidget(QWidget):
         self.kbs_label.setText(tr("Asking: {kbs}", kbs=", ".join(kbs)) if kbs else tr("No knowledge base selected"))
         saved = self.store.load(kbs) if kbs else []
         self.conversation = saved[0] if saved else Conversation(kbs=tuple(kbs))
-        self._fill_combo(saved)
+        self._fill_list(saved)
         self.render()
-
-    def _fill_combo(self, saved: list[Conversation] | None = None) -> None:
-        if saved is None:
-            saved = self.store.load(self.kbs) if self.kbs else []
-        self.conv_combo.clear()
-        if not any(c.id == self.conversation.id for c in saved):
-            self.conv_combo.addItem(tr("(new conversation)"), self.conversation.id)
-        for c in saved:
-            when = _dt.datetime.fromtimestamp(c.created_at).strftime("%m-%d %H:%M") if c.created_at else ""
-            self.conv_combo.addItem(f"{c.title}  ({when})", c.id)
-        idx = self.conv_combo.findData(self.conversation.id)
-        self.conv_combo.setCurrentIndex(max(0, idx))
-
-    def _on_conversation_picked(self, index: int) -> None:
-        conv_id = self.conv_combo.itemData(index)
-        if conv_id == self.conversation.id:
-            return
-        self.stop()
-        for c in self.store.load(self.kbs):
-            if c.id == conv_id:
-                self.conversation = c
-                break
-        self.render()
-
-    def open_conversation(self, conv_id: str) -> bool:
-        for c in self.store.load(self.kbs):
-            if c.id == conv_id:
-                self.stop()
-                self.conversation = c
-                self._fill_combo()
-                self.render()
-                return True
-        return False
-
-    def new_conversation(self) -> None:
-        self.stop()
-        self.conversation = Conversation(kbs=tuple(self.kbs))
-        self._fill_combo()
-        self.status.clear()
-        self.render()
-        self.input.setFocus()
 
     # -- asking ------------------------------------------------------------------------------------
     @property
@@ -207,6 +180,9 @@ class ChatWidget(QWidget):
             return False
         if self.ask_fn is None:
             return False
+        if self._editing is not None:  # an edited question replaces its turn and those after it
+            del self.conversation.turns[self._editing:]
+            self._editing = None
         history = self.conversation.history(self.history_turns)
         kbs = list(self.kbs)
         turn = Turn(question=question, filter=self.filter_label() if self.filter_label else "")
@@ -224,6 +200,7 @@ class ChatWidget(QWidget):
             finished=mine(self._on_answer),
             failed=mine(self._on_failed), cancelled=mine(self._on_cancelled))
         self._handle = handle
+        self._started = time.monotonic()
         self.status.setText(tr("Searching your documents…"))
         self._set_busy(True)
         self.render()
@@ -247,7 +224,7 @@ class ChatWidget(QWidget):
     def _set_busy(self, busy: bool) -> None:
         self.stop_btn.setEnabled(busy)
         self.ask_btn.setEnabled(not busy)
-        self.conv_combo.setEnabled(not busy)
+        self.conv_list.setEnabled(not busy)
         self.busy_changed.emit(busy)
 
     def _on_token(self, handle: TaskHandle, text: str) -> None:
@@ -300,6 +277,7 @@ class ChatWidget(QWidget):
         if turn is None:
             return
         turn.apply_answer(answer)
+        turn.seconds = round(time.monotonic() - self._started, 1)
         self.status.setText("")
         self._save()
         self.render()
@@ -333,7 +311,7 @@ class ChatWidget(QWidget):
         except (OSError, DesktopKBError) as exc:  # a full disk: said, and the app goes on
             errors.show_error(self.window(), exc)
             return
-        self._fill_combo()
+        self._fill_list()
 
     # -- rendering ---------------------------------------------------------------------------------
     def turn_html(self, index: int, turn: Turn) -> str:
@@ -349,6 +327,10 @@ class ChatWidget(QWidget):
 
     def _on_anchor(self, url: QUrl) -> None:
         href = url.toString()
+        action = parse_action_href(href)
+        if action is not None:
+            self.turn_action(*action)
+            return
         parsed = parse_cite_href(href) or parse_cite_href(href, "passage")
         if parsed is None:
             return  # only footnotes and passages are links; nothing else is opened
@@ -363,6 +345,24 @@ class ChatWidget(QWidget):
             cite = turn.citation(n)
         if cite is not None:
             self.citation_clicked.emit(cite, citing_sentence(turn.answer, n))
+
+    def turn_action(self, action: str, index: int) -> None:
+        """A finished answer's links: copy it with its sources, ask again, edit the question."""
+        turns = self.conversation.turns
+        if self.busy or not 0 <= index < len(turns):
+            return
+        turn = turns[index]
+        if action == "copy":
+            QApplication.clipboard().setText(answer_markdown(turn, self.document_text))
+            self.status.setText(tr("Answer and sources copied."))
+        elif action == "again":
+            del turns[index:]
+            self.ask(turn.question)
+        elif action == "edit":
+            self._editing = index
+            self.input.setPlainText(turn.question)
+            self.input.setFocus()
+            self.status.setText(tr("Edit the question and ask again: the answer and those after it are replaced."))
 
     def open_citation(self, n: int, turn_index: int = -1) -> Citation | None:
         """Open footnote ``n`` of a turn (the last by default) as if its link was clicked."""

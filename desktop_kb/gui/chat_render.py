@@ -15,7 +15,28 @@ from .markdown import cite_href, markdown_to_html
 
 _DRAFT_BLOCK = re.compile(r"<(p|li|h\d)>")
 
-__all__ = ["citation_label", "citing_sentence", "transcript_html", "turn_html", "turn_notes"]
+__all__ = ["citation_label", "citing_sentence", "parse_action_href", "transcript_html", "turn_html", "turn_notes"]
+
+_ACTION = re.compile(r"act:(copy|again|edit)#(\d+)")
+
+
+def parse_action_href(href: str) -> tuple[str, int] | None:
+    """("copy" | "again" | "edit", turn index) for a turn's action link, else None."""
+    m = _ACTION.fullmatch(href)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _actions_html(index: int, turn: Turn, last: bool) -> str:
+    """Under a finished turn: how long it took, Copy (with sources), Ask again (the last), Edit."""
+    links = []
+    if turn.status in ("answered", "refused", "clarify"):
+        links.append((tr("Copy"), "copy"))
+    if last:
+        links.append((tr("Ask again"), "again"))
+    links.append((tr("Edit question"), "edit"))
+    shown = [html.escape(tr("{seconds} s", seconds=f"{turn.seconds:.0f}"))] if turn.seconds else []
+    shown += [f'<a href="act:{a}#{index}" style="text-decoration:none;">{html.escape(t)}</a>' for t, a in links]
+    return f'<p style="color:#777; font-size:small;">{" &nbsp;·&nbsp; ".join(shown)}</p>'
 
 
 def citation_label(c: Citation) -> str:
@@ -66,7 +87,7 @@ def turn_notes(turn: Turn) -> list[str]:
     return notes
 
 
-def turn_html(index: int, turn: Turn) -> str:
+def turn_html(index: int, turn: Turn, last: bool = True) -> str:
     """One turn (question, answer, notes, sources) as transcript HTML; ``index`` goes into its links."""
     q = html.escape(turn.question, quote=False).replace("\n", "<br>")
     parts = [
@@ -97,6 +118,8 @@ def turn_html(index: int, turn: Turn) -> str:
             f'<td>{html.escape(citation_label(p), quote=False)}</td></tr>' for p in turn.passages)
         parts.append(f'<p style="color:#555; margin-bottom:2px;"><b>{html.escape(tr("Passages found"))}</b></p>'
                      f'<table cellspacing="2" cellpadding="1" style="color:#444;">{rows}</table>')
+    if turn.finished:
+        parts.append(_actions_html(index, turn, last))
     return "\n".join(parts)
 
 
@@ -106,4 +129,4 @@ def transcript_html(turns: Sequence[Turn]) -> str:
         return ('<p style="color:#777;">' + html.escape(
             tr("Ask a question about the documents in the selected knowledge bases. Answers cite their "
                "sources as [1], [2]…; click one to see the passage.")) + "</p>")
-    return "\n".join(turn_html(i, t) for i, t in enumerate(turns))
+    return "\n".join(turn_html(i, t, i == len(turns) - 1) for i, t in enumerate(turns))

@@ -25,7 +25,7 @@ from ..verify.judge import NOT_JUDGED
 
 __all__ = ["Conversation", "ConversationStore", "Turn", "kb_key"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a conversation's own name, each turn's seconds (version 1 files read as they are)
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Turn:
     removed: list[str] = field(default_factory=list)  # sentences taken out: no cited passage supports them
     filter: str = ""  # the filter bar's choice this answer was searched with ("" = everything)
     asked_at: int = field(default_factory=lambda: int(time.time()))
+    seconds: float = 0.0  # from the question to the checked answer (0: not finished, or an older file)
 
     @property
     def finished(self) -> bool:
@@ -99,6 +100,7 @@ class Turn:
             uncited=[str(u) for u in d.get("uncited", [])], removed=[str(r) for r in d.get("removed", [])],
             uncertain=[str(u) for u in d.get("uncertain", [])],
             filter=str(d.get("filter", "")), asked_at=int(d.get("asked_at", 0)),
+            seconds=float(d.get("seconds", 0.0) or 0.0),
         )
 
 
@@ -108,9 +110,12 @@ class Conversation:
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     turns: list[Turn] = field(default_factory=list)
     created_at: int = field(default_factory=lambda: int(time.time()))
+    name: str = ""  # the user's own title ("" = the first question)
 
     @property
     def title(self) -> str:
+        if self.name.strip():
+            return self.name.strip()
         first = self.turns[0].question.strip().splitlines()[0] if self.turns and self.turns[0].question.strip() else ""
         return first[:60] + ("…" if len(first) > 60 else "")
 
@@ -119,14 +124,21 @@ class Conversation:
         pairs = [(t.question, t.answer) for t in self.turns if t.status in ("answered", "clarify") and t.answer]
         return pairs[-max_turns:] if max_turns > 0 else []
 
+    def matches(self, text: str) -> bool:
+        """``text`` (any case) is in its title, a question or an answer."""
+        needle = text.strip().casefold()
+        return not needle or any(needle in s.casefold() for s in
+                                 (self.title, *(t.question for t in self.turns), *(t.answer for t in self.turns)))
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kbs": list(self.kbs), "created_at": self.created_at,
+        return {"id": self.id, "kbs": list(self.kbs), "created_at": self.created_at, "name": self.name,
                 "turns": [t.to_json() for t in self.turns]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Conversation:
         return cls(kbs=tuple(d.get("kbs", ())), id=str(d.get("id") or uuid.uuid4().hex[:12]),
-                   turns=[Turn.from_json(t) for t in d.get("turns", [])], created_at=int(d.get("created_at", 0)))
+                   turns=[Turn.from_json(t) for t in d.get("turns", [])], created_at=int(d.get("created_at", 0)),
+                   name=str(d.get("name", "") or ""))
 
 
 def kb_key(kbs: Sequence[str]) -> str:
@@ -170,8 +182,25 @@ class ConversationStore:
             convs.insert(0, conv)
         return self._write(conv.kbs, convs)
 
-    def delete(self, kbs: Sequence[str], conv_id: str) -> None:
-        self._write(kbs, [c for c in self.load(kbs) if c.id != conv_id])
+    def delete(self, kbs: Sequence[str], conv_id: str) -> Conversation | None:
+        """Delete one conversation; returns it (to put back with :meth:`restore`), or None."""
+        convs = self.load(kbs)
+        gone = next((c for c in convs if c.id == conv_id), None)
+        if gone is not None:
+            self._write(kbs, [c for c in convs if c.id != conv_id])
+        return gone
+
+    def restore(self, conv: Conversation) -> None:
+        """Put a deleted conversation back where its date puts it (undo)."""
+        convs = [c for c in self.load(conv.kbs) if c.id != conv.id] + [conv]
+        self._write(conv.kbs, sorted(convs, key=lambda c: c.created_at, reverse=True))
+
+    def rename(self, kbs: Sequence[str], conv_id: str, name: str) -> None:
+        convs = self.load(kbs)
+        for c in convs:
+            if c.id == conv_id:
+                c.name = " ".join(name.split())[:120]
+        self._write(kbs, convs)
 
     def forget_kb(self, name: str) -> None:
         """A knowledge base was deleted: drop the conversations that used it."""

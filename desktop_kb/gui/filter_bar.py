@@ -115,7 +115,7 @@ class FilterBar(QWidget):
         return len(self._lines) > 1
 
     def _lines_for(self, width: int) -> list[list[int]]:
-        gap = max(self._rows.spacing(), 6)
+        gap = max(self._rows.spacing(), 12)  # a line's own spacing (the style's) plus margin to spare
         lines: list[list[int]] = [[]]
         used = 0
         for i, group in enumerate(self._groups):

@@ -129,6 +129,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
                                history_turns=self.settings.query.history_turns)
         self.chat.models_dir = self.settings.models_dir
         self.chat.reembed = self.reembed_kb
+        self.chat.document_text = lambda kb, doc_id: self.lib.document_markdown(kb, doc_id)  # quotes in exports
         self.filter_bar = FilterBar()
         self._filter_spec = FilterSpec()
         self.ask_text: Any = None  # tests replace the text prompt of the metadata edit

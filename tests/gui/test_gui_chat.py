@@ -134,8 +134,8 @@ def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_win
     bar = win.filter_bar  # beside the open viewer the filter fields keep their width (wrapped if need be)
     win.resize(1100, 760)
     qtbot.waitUntil(lambda: bar.width() < 900, timeout=3000)
-    for field in (bar.tag, bar.folder, bar.ext, bar.owner, bar.dated):
-        assert field.width() >= field.minimumSizeHint().width(), (field, field.width())
+    fields = (bar.tag, bar.folder, bar.ext, bar.owner, bar.dated)
+    qtbot.waitUntil(lambda: all(f.width() >= f.minimumSizeHint().width() for f in fields), timeout=3000)
     (evidence,) = win.viewer.evidence_text()  # the supporting sentence, strongly inside the passage
     assert QUOTE in evidence and evidence in chunk.text and evidence != chunk.text
     assert win.viewer.passage_visible()

@@ -1,0 +1,96 @@
+"""The chat's conversation management: the side list filled from the store, open, new, rename,
+delete with Undo, export as Markdown (a mixin of :class:`desktop_kb.gui.chat.ChatWidget`, which
+holds the store, the open conversation and the list widget)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog
+
+from . import errors
+from .conversation_export import conversation_markdown
+from .conversations import Conversation
+from .i18n import tr
+
+if TYPE_CHECKING:
+    from .chat import ChatWidget
+
+__all__ = ["ConversationActions"]
+
+
+class ConversationActions:
+    def _fill_list(self: ChatWidget, saved: list[Conversation] | None = None) -> None:
+        if saved is None:
+            saved = self.store.load(self.kbs) if self.kbs else []
+        self.conv_list.fill(saved, self.conversation.id)
+
+    def open_conversation(self: ChatWidget, conv_id: str) -> bool:
+        if conv_id == self.conversation.id:
+            return True
+        for c in self.store.load(self.kbs):
+            if c.id == conv_id:
+                self.stop()
+                self.conversation = c
+                self._editing = None
+                self._fill_list()
+                self.render()
+                return True
+        return False
+
+    def rename_conversation(self: ChatWidget, conv_id: str, name: str) -> None:
+        self.store.rename(self.kbs, conv_id, name)
+        if conv_id == self.conversation.id:
+            self.conversation.name = " ".join(name.split())[:120]
+        self._fill_list()
+
+    def delete_conversation(self: ChatWidget, conv_id: str) -> None:
+        if conv_id == self.conversation.id:
+            self.stop()
+        self._deleted = self.store.delete(self.kbs, conv_id)
+        if conv_id == self.conversation.id:
+            saved = self.store.load(self.kbs)
+            self.conversation = saved[0] if saved else Conversation(kbs=tuple(self.kbs))
+            self.render()
+        self._fill_list()
+        if self._deleted is not None:
+            self.conv_list.deleted()
+
+    def undo_delete(self: ChatWidget) -> None:
+        if self._deleted is None:
+            return
+        self.store.restore(self._deleted)
+        self._deleted = None
+        self._fill_list()
+
+    def _export_dialog(self: ChatWidget, conv_id: str) -> None:
+        conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
+        if conv is None:
+            return
+        name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in conv.title)[:60].strip() or "conversation"
+        path, _ = QFileDialog.getSaveFileName(self, tr("Export as Markdown…"), f"{name}.md", "Markdown (*.md)")
+        if path:
+            self.export_conversation(conv_id, Path(path))
+
+    def export_conversation(self: ChatWidget, conv_id: str, path: Path) -> bool:
+        conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
+        if conv is None:
+            return False
+        try:
+            path.write_text(conversation_markdown(conv, self.document_text), encoding="utf-8")
+        except OSError as exc:
+            errors.show_error(self.window(), exc)
+            return False
+        self.status.setText(tr("Saved {path}", path=str(path)))
+        return True
+
+    def new_conversation(self: ChatWidget) -> None:
+        self.stop()
+        self.conversation = Conversation(kbs=tuple(self.kbs))
+        self._editing = None
+        self._fill_list()
+        self.status.clear()
+        self.render()
+        self.input.setFocus()
+
