@@ -49,9 +49,8 @@ class ConversationActions:
         if conv_id == self.conversation.id:
             self.stop()
         self._deleted = self.store.delete(self.kbs, conv_id)
-        if conv_id == self.conversation.id:
-            saved = self.store.load(self.kbs)
-            self.conversation = saved[0] if saved else Conversation(kbs=tuple(self.kbs))
+        if conv_id == self.conversation.id:  # a new, empty one in its place (Undo opens it again)
+            self.conversation = Conversation(kbs=tuple(self.kbs))
             self.render()
         self._fill_list()
         if self._deleted is not None:
@@ -60,8 +59,11 @@ class ConversationActions:
     def undo_delete(self: ChatWidget) -> None:
         if self._deleted is None:
             return
-        self.store.restore(self._deleted)
-        self._deleted = None
+        back, self._deleted = self._deleted, None
+        self.store.restore(back)
+        if not self.conversation.turns and not self.busy:  # it was the one open: open it again
+            self.conversation = back
+            self.render()
         self._fill_list()
 
     def _export_dialog(self: ChatWidget, conv_id: str) -> None:

@@ -46,6 +46,7 @@ def test_the_side_list_searches_renames_deletes_with_undo_and_exports(qtbot, mak
     assert side.undo_btn.isVisibleTo(side)
     qtbot.mouseClick(side.undo_btn, Qt.MouseButton.LeftButton)
     assert side.titles() == ["How do I pay it?", "Invoice dates"] and not side.undo_btn.isVisibleTo(side)
+    assert chat.conversation.id == first  # the conversation open when deleted is open again
 
     out = tmp_path / "export.md"
     assert chat.export_conversation(first, out)
