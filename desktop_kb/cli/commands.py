@@ -250,11 +250,10 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
             built_with = lib.built_with()
         statuses = status.model_status(settings, check_load=args.check, built_with=built_with)
         if args.json:
-            print_json([s.__dict__ for s in statuses])
+            print_json([s.__dict__ | {"state": status.state(s)} for s in statuses])
         else:
             for s in statuses:
-                state = "ok" if s.installed and s.loadable is not False else "MISSING" if not s.installed else "BROKEN"
-                print(f"{s.role:10} {state:8} {s.id}  ({s.backend}) {s.path}\n           {s.message}")
+                print(f"{s.role:10} {status.state(s):8} {s.id}  ({s.backend}) {s.path}\n           {s.message}")
         return 0
     if args.models_command == "install":
         from ..settings import save_settings

@@ -207,6 +207,8 @@ ZH: dict[str, str] = {
     "(new conversation)": "（新对话）",
     "Conversation:": "对话：",
     "Conversation": "对话",
+    "In use: {model}": "正在使用：{model}",
+    "In use: none — answers are ranked by hybrid search (BM25 and e5-small) without a reranker. desktop-kb's own cross-encoder is off by default: it does not yet measurably improve the ranking.": "正在使用：无 —— 回答按混合检索（BM25 与 e5-small）排序，不用重排模型。desktop-kb 自己训练的交叉编码器默认关闭：它还不能明显改进排序。",
     "(no answer: {status})": "（没有回答：{status}）",
     "Answer and sources copied.": "已复制回答及其来源。",
     "Ask again": "重新回答",

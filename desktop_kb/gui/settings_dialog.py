@@ -163,6 +163,18 @@ class SettingsDialog(QDialog):
         f.addRow(tr("Reranker backend:"), self.rr_backend)
         f.addRow(tr("Reranker model id:"), self.rr_id)
         f.addRow(tr("Reranker folder:"), self.rr_path)
+        from ..library.model_status import reranker_status
+
+        rr = reranker_status(settings)
+        self.reranker_in_use = rr.installed and rr.loadable is not False
+        self.rr_state = QLabel(tr("In use: {model}", model=rr.id) if self.reranker_in_use else tr(
+            "In use: none — answers are ranked by hybrid search (BM25 and e5-small) without a reranker. "
+            "desktop-kb's own cross-encoder is off by default: it does not yet measurably improve the ranking."))
+        self.rr_state.setObjectName("rerankerInUse")
+        self.rr_state.setWordWrap(True)
+        self.rr_state.setTextFormat(Qt.TextFormat.PlainText)
+        self.rr_state.setStyleSheet("color: #555;")
+        f.addRow(self.rr_state)
         self.llm_backend = self._combo(LLM_BACKENDS, m.llm.backend)
         self.llm_id = QLineEdit(m.llm.id)
         self.llm_path = _PathEdit(m.llm.path, folder=False, filter="GGUF (*.gguf)")
@@ -202,6 +214,7 @@ class SettingsDialog(QDialog):
         self.rerank_threshold.setDecimals(2)
         self.rerank_threshold.setValue(q.rerank_threshold)
         f.addRow(tr("Rerank threshold:"), self.rerank_threshold)
+        f.setRowVisible(self.rerank_threshold, self.reranker_in_use)  # no reranker: its threshold means nothing
         self.max_answer_tokens = self._spin(32, 8192, q.max_answer_tokens, step=32)
         f.addRow(tr("Longest answer (tokens):"), self.max_answer_tokens)
         warn = QLabel(tr("Changing the chunk size re-indexes every file of a knowledge base the next time "

@@ -174,3 +174,19 @@ def test_a_base_built_with_another_embedder_offers_re_embedding(qtbot, make_wind
                               reembed=win.reembed_kb)
     assert other.findChild(QPushButton, "reembedButton") is None
     other.close()
+
+
+def test_settings_say_no_reranker_is_in_use_and_hide_its_threshold(qtbot, gui_settings):
+    from desktop_kb.gui.settings_dialog import SettingsDialog
+    from desktop_kb.gui.tasks import TaskRunner
+    from desktop_kb.library.model_status import reranker_status, state
+
+    runner = TaskRunner()
+    dlg = SettingsDialog(gui_settings, runner)
+    qtbot.addWidget(dlg)
+    status = reranker_status(gui_settings)
+    assert not status.installed and state(status) == "off"  # bge-reranker is not shipped
+    assert dlg.rr_state.text().startswith("In use: none") and "hybrid search" in dlg.rr_state.text()
+    form = dlg.rerank_threshold.parentWidget().layout()
+    assert not form.isRowVisible(dlg.rerank_threshold)
+    assert "Not in use" in status.message and "MISSING" not in status.message

@@ -17,7 +17,8 @@ def test_missing_reranker_is_reported_not_installed(tmp_path: Path) -> None:
     status = _by_role(Settings(data_dir=tmp_path))
     rr = status["reranker"]
     assert rr.installed is False  # type: ignore[attr-defined]
-    assert "Not installed" in rr.message and "--from DIR" in rr.message  # type: ignore[attr-defined]
+    assert "not installed" in rr.message and "--from DIR" in rr.message  # type: ignore[attr-defined]
+    assert "Not in use" in rr.message and "hybrid search" in rr.message  # type: ignore[attr-defined]
     assert rr.path == str(Settings(data_dir=tmp_path).models_dir / "BAAI--bge-reranker-v2-m3")  # type: ignore[attr-defined]
     assert set(status) == {"embedder", "reranker", "verifier", "reader", "llm"}  # small_llm only when configured
     ver = status["verifier"]
@@ -45,7 +46,7 @@ def test_reranker_turned_off_and_llm_not_assembled(tmp_path: Path) -> None:
     s = Settings(data_dir=tmp_path)
     s = s.replace(models=dataclasses.replace(s.models, reranker=ModelSpec("", "none")))
     status = _by_role(s)
-    assert status["reranker"].installed is False and "turned off" in status["reranker"].message  # type: ignore[attr-defined]
+    assert status["reranker"].installed is False and "Turned off" in status["reranker"].message  # type: ignore[attr-defined]
     llm = status["llm"]
     assert llm.installed is False and "models install" in llm.message  # type: ignore[attr-defined]
     assert llm.path.endswith("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")  # type: ignore[attr-defined]
