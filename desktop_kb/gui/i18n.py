@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["N_", "ZH", "language", "set_language", "tr"]
+__all__ = ["N_", "ZH", "language", "set_language", "tr", "tr_n"]
 
 _language = "en"
 
@@ -31,6 +31,11 @@ def N_(text: str) -> str:
 def tr(text: str, /, **values: Any) -> str:
     template = ZH.get(text, text) if _language == "zh" else text
     return template.format(**values) if values else template
+
+
+def tr_n(one: str, many: str, n: int, /, **values: Any) -> str:
+    """``one`` when ``n`` is 1, else ``many`` (both translated; ``n`` is a value of both)."""
+    return tr(one if n == 1 else many, n=n, **values)
 
 
 ZH: dict[str, str] = {
@@ -92,7 +97,7 @@ ZH: dict[str, str] = {
     "Searched only: {filter}": "仅在以下范围内搜索：{filter}",
     "reading by OCR, page {page} of {pages} ({eta}): {name}": "正在识别文字（OCR），第 {page}/{pages} 页（{eta}）：{name}",
     "Not read (file type):": "未读取（文件类型）：",
-    "Read by OCR: {files} files, {pages} pages.": "已用 OCR 识别：{files} 个文件，{pages} 页。",
+    "Read by OCR: {n} files, {pages} pages.": "已用 OCR 识别：{n} 个文件，{pages} 页。",
     "This image cannot be shown.": "无法显示此图片。",
     "Cancelled; finished files stay indexed.": "已取消；已完成的文件保留在索引中。",
     "desktop-kb answers questions from your own documents, offline. Every claim is cited; click a footnote "
@@ -148,7 +153,11 @@ ZH: dict[str, str] = {
     "Name:": "名称：",
     "Rename knowledge base": "重命名知识库",
     "New name for {name}:": "{name} 的新名称：",
-    "{files} files · {chunks} chunks · {failed} failed": "{files} 个文件 · {chunks} 个片段 · {failed} 个失败",
+    "{n} file · {chunks} chunks · {failed} failed": "{n} 个文件 · {chunks} 个片段 · {failed} 个失败",
+    "{n} files · {chunks} chunks · {failed} failed": "{n} 个文件 · {chunks} 个片段 · {failed} 个失败",
+    "Added 1 file to {kb}.": "已向 {kb} 添加 1 个文件。",
+    "Read by OCR: 1 file, {pages} pages.": "已用 OCR 识别：1 个文件，{pages} 页。",
+    "{done} of 1 file · {chunks} chunks": "{done} / 1 个文件 · {chunks} 个片段",
     "Last update: {when}": "最近更新：{when}",
     "Embedder: {id} ({dim} d)": "向量模型：{id}（{dim} 维）",
     "Chunks: {size} chars, overlap {overlap}": "分块：{size} 字符，重叠 {overlap}",
@@ -190,7 +199,7 @@ ZH: dict[str, str] = {
     "Cancelled — files finished so far stay indexed.": "已取消 — 已完成的文件保留在索引中。",
     "Done.": "完成。",
     "{done} / {total} files": "{done} / {total} 个文件",
-    "{done} of {total} files · {chunks} chunks": "{done} / {total} 个文件 · {chunks} 个片段",
+    "{done} of {n} files · {chunks} chunks": "{done} / {n} 个文件 · {chunks} 个片段",
     "{added} added, {updated} updated, {unchanged} unchanged, {deleted} removed, {failed} failed, {chunks} chunks.":
         "新增 {added}，更新 {updated}，未变 {unchanged}，移除 {deleted}，失败 {failed}，共 {chunks} 个片段。",
     "finding files": "查找文件",

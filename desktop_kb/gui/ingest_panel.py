@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from ..progress import IngestProgress
 from ..types import IngestReport
-from .i18n import N_, tr
+from .i18n import N_, tr, tr_n
 
 __all__ = ["IngestPanel", "format_eta", "sync_summary"]
 
@@ -159,8 +159,8 @@ class IngestPanel(QWidget):
         if not self.cancel_btn.isEnabled():
             return  # keep the "stopping" text
         eta = "" if p.stage == "done" else " · " + format_eta(p.eta_s)
-        self.detail.setText(tr("{done} of {total} files · {chunks} chunks", done=p.files_done,
-                               total=p.files_total, chunks=p.chunks_done) + eta)
+        self.detail.setText(tr_n("{done} of 1 file · {chunks} chunks", "{done} of {n} files · {chunks} chunks",
+                                 p.files_total, done=p.files_done, chunks=p.chunks_done) + eta)
         if p.stage == "ocr" and p.pages:
             self.current.setText(tr("reading by OCR, page {page} of {pages} ({eta}): {name}", page=p.page,
                                     pages=p.pages, eta=format_eta(p.eta_s), name=Path(p.current_file).name))
@@ -200,7 +200,8 @@ class IngestPanel(QWidget):
         self.skipped_list.setVisible(bool(report.skipped))
         if report.ocr:
             pages = sum(len(p) for _, p in report.ocr)
-            self.current.setText(tr("Read by OCR: {files} files, {pages} pages.", files=len(report.ocr), pages=pages))
+            self.current.setText(tr_n("Read by OCR: 1 file, {pages} pages.", "Read by OCR: {n} files, {pages} pages.",
+                                      len(report.ocr), pages=pages))
         self.dismiss_btn.show()
         if self.sync:
             self.title.setText(tr("Updated {kb}", kb=report.kb))

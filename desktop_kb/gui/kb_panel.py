@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from ..ingest.manifest import DocumentRow
 from ..library.kb import KBInfo
-from .i18n import tr
+from .i18n import tr, tr_n
 
 __all__ = ["KBPanel", "ask_name", "confirm"]
 
@@ -255,8 +255,8 @@ class KBPanel(QWidget):
             self.stats_label.setText(tr("No knowledge base yet. Drop a folder on the window to create one."))
             return
         lines = [
-            tr("{files} files · {chunks} chunks · {failed} failed",
-               files=info.documents, chunks=info.chunks, failed=info.failed),
+            tr_n("{n} file · {chunks} chunks · {failed} failed", "{n} files · {chunks} chunks · {failed} failed",
+                 info.documents, chunks=info.chunks, failed=info.failed),
             tr("Last update: {when}", when=_when(info.updated_at)),
             tr("Embedder: {id} ({dim} d)", id=info.embedder or "?", dim=info.dim),
         ]

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from ..errors import DesktopKBError, user_message
 from ..types import IngestReport
-from .i18n import tr
+from .i18n import tr, tr_n
 from .ingest_panel import sync_summary
 from .tasks import TaskHandle
 
@@ -146,7 +146,8 @@ class IngestWiring:
         else:
             self.statusBar().showMessage(
                 tr("Cancelled; finished files stay indexed.") if report.cancelled else
-                tr("Added {n} files to {kb}.", n=len(report.added) + len(report.updated), kb=report.kb), 8000)
+                tr_n("Added 1 file to {kb}.", "Added {n} files to {kb}.", len(report.added) + len(report.updated),
+                     kb=report.kb), 8000)
         self.ingest_finished.emit(report)
 
     def _on_ingest_failed(self, exc: BaseException) -> None:

@@ -44,6 +44,8 @@ def _marked_strings() -> list[tuple[str, str]]:
             if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "N_") and node.args
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                 out.append((path.name, node.args[0].value))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr_n":  # tr_n(one, many, n, …)
+                out += [(path.name, a.value) for a in node.args[:2] if isinstance(a, ast.Constant)]
     return out
 
 
@@ -143,3 +145,14 @@ def test_started_from_the_appimage_it_offers_a_menu_entry_once(qtbot, make_windo
     menu_entry.remove_menu_entry()
     assert not menu_entry.offer_menu_entry(win, win.state)  # asked once: not again, even without the entry
     assert len(asked) == 1 and not menu_entry.menu_entry_file().exists()
+
+
+def test_counts_of_one_are_singular_in_english_and_chinese():
+    assert i18n.tr_n("{n} file · {chunks} chunks · {failed} failed", "{n} files · {chunks} chunks · {failed} failed",
+                     1, chunks=4, failed=0) == "1 file · 4 chunks · 0 failed"
+    assert i18n.tr_n("Added 1 file to {kb}.", "Added {n} files to {kb}.", 3, kb="a") == "Added 3 files to a."
+    i18n.set_language("zh")
+    try:
+        assert i18n.tr_n("Added 1 file to {kb}.", "Added {n} files to {kb}.", 1, kb="a") == "已向 a 添加 1 个文件。"
+    finally:
+        i18n.set_language("en")
