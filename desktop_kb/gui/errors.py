@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..errors import Cancelled, ModelNotInstalled, NeedsReembed, user_message
+from .core_messages import localize_pair
 from .i18n import tr
 
 __all__ = ["FirstRunDialog", "last_dialog", "show_error", "show_info"]
@@ -135,7 +136,7 @@ def show_error(
     if isinstance(exc, ModelNotInstalled):
         dlg = FirstRunDialog(parent, exc, models_dir)
     else:
-        message, hint = user_message(exc)
+        message, hint = localize_pair(*user_message(exc))
         box = QMessageBox(parent)
         box.setObjectName("errorDialog")
         box.setIcon(QMessageBox.Icon.Warning)

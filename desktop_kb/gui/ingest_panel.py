@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from ..progress import IngestProgress
 from ..types import IngestReport
+from .core_messages import localize_pair
 from .i18n import N_, tr, tr_n
 
 __all__ = ["IngestPanel", "format_eta", "sync_summary"]
@@ -186,14 +187,15 @@ class IngestPanel(QWidget):
         self.current.clear()
         self.failed_list.clear()
         for f in report.failed:
-            item = QListWidgetItem(f"{Path(f.path).name}: {f.error}")
-            item.setToolTip(f"{f.path}\n{f.error}" + (f"\n{f.hint}" if f.hint else ""))
+            error, hint = localize_pair(f.error, f.hint)
+            item = QListWidgetItem(f"{Path(f.path).name}: {error}")
+            item.setToolTip(f"{f.path}\n{error}" + (f"\n{hint}" if hint else ""))
             self.failed_list.addItem(item)
         self.failed_label.setVisible(bool(report.failed))
         self.failed_list.setVisible(bool(report.failed))
         self.skipped_list.clear()
         for f in report.skipped:
-            item = QListWidgetItem(f"{f.error} {f.hint}".strip())
+            item = QListWidgetItem(" ".join(localize_pair(f.error, f.hint)).strip())
             item.setToolTip(f.path)
             self.skipped_list.addItem(item)
         self.skipped_label.setVisible(bool(report.skipped))

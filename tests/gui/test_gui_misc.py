@@ -156,3 +156,26 @@ def test_counts_of_one_are_singular_in_english_and_chinese():
         assert i18n.tr_n("Added 1 file to {kb}.", "Added {n} files to {kb}.", 1, kb="a") == "已向 a 添加 1 个文件。"
     finally:
         i18n.set_language("en")
+
+
+def test_the_cores_messages_shown_in_the_app_are_in_chinese():
+    import re as _re
+
+    from desktop_kb.errors import KnowledgeBaseInUse, user_message
+    from desktop_kb.gui.core_messages import localize, localize_pair
+    from desktop_kb.ingest.convert import unsupported_reason
+
+    shown = [unsupported_reason(f"/x/{name}") for name in ("fake.doc", "a.zip", "notes.xyz", "README", "old.ppt")]
+    shown.append(user_message(KnowledgeBaseInUse("Knowledge base 'default' is in use by another desktop-kb process.")))
+    assert localize(shown[0][0]) == shown[0][0]  # English UI: the core's own words
+    i18n.set_language("zh")
+    try:
+        for message, hint in shown:
+            zh = " ".join(localize_pair(message, hint))
+            words = _re.sub(r"[\w-]*\.(?:doc|zip|xyz|ppt|docx|pptx)\b|README|desktop-kb|--pdf-password|PDF|DOCX|"
+                            r"Markdown|PPTX|“default”", "", zh)  # names of files, formats and the base stay
+            assert not _re.search(r"[A-Za-z]{4}", words), zh  # no English left but names
+            assert _re.search(r"[\u4e00-\u9fff]", zh)
+        assert localize("Something the catalogue has no pattern for.") == "Something the catalogue has no pattern for."
+    finally:
+        i18n.set_language("en")
