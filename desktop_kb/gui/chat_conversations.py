@@ -5,7 +5,7 @@ holds the store, the open conversation and the list widget)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
@@ -14,19 +14,28 @@ from .conversation_export import conversation_markdown
 from .conversations import Conversation
 from .i18n import tr
 
-if TYPE_CHECKING:
-    from .chat import ChatWidget
-
 __all__ = ["ConversationActions"]
 
 
 class ConversationActions:
-    def _fill_list(self: ChatWidget, saved: list[Conversation] | None = None) -> None:
+    """Needs from the widget: ``store``, ``kbs``, ``conversation``, ``conv_list``, ``status``,
+    ``input``, ``busy``, ``stop()``, ``render()`` (chat.py, which mixes this in)."""
+
+    store: Any
+    kbs: list[str]
+    conversation: Conversation
+    conv_list: Any
+    status: Any
+    input: Any
+    _deleted: Conversation | None
+    _editing: int | None
+
+    def _fill_list(self, saved: list[Conversation] | None = None) -> None:
         if saved is None:
             saved = self.store.load(self.kbs) if self.kbs else []
         self.conv_list.fill(saved, self.conversation.id)
 
-    def open_conversation(self: ChatWidget, conv_id: str) -> bool:
+    def open_conversation(self, conv_id: str) -> bool:
         if conv_id == self.conversation.id:
             return True
         for c in self.store.load(self.kbs):
@@ -39,13 +48,13 @@ class ConversationActions:
                 return True
         return False
 
-    def rename_conversation(self: ChatWidget, conv_id: str, name: str) -> None:
+    def rename_conversation(self, conv_id: str, name: str) -> None:
         self.store.rename(self.kbs, conv_id, name)
         if conv_id == self.conversation.id:
             self.conversation.name = " ".join(name.split())[:120]
         self._fill_list()
 
-    def delete_conversation(self: ChatWidget, conv_id: str) -> None:
+    def delete_conversation(self, conv_id: str) -> None:
         if conv_id == self.conversation.id:
             self.stop()
         self._deleted = self.store.delete(self.kbs, conv_id)
@@ -56,7 +65,7 @@ class ConversationActions:
         if self._deleted is not None:
             self.conv_list.deleted()
 
-    def undo_delete(self: ChatWidget) -> None:
+    def undo_delete(self) -> None:
         if self._deleted is None:
             return
         back, self._deleted = self._deleted, None
@@ -66,7 +75,7 @@ class ConversationActions:
             self.render()
         self._fill_list()
 
-    def _export_dialog(self: ChatWidget, conv_id: str) -> None:
+    def _export_dialog(self, conv_id: str) -> None:
         conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
         if conv is None:
             return
@@ -75,7 +84,7 @@ class ConversationActions:
         if path:
             self.export_conversation(conv_id, Path(path))
 
-    def export_conversation(self: ChatWidget, conv_id: str, path: Path) -> bool:
+    def export_conversation(self, conv_id: str, path: Path) -> bool:
         conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
         if conv is None:
             return False
@@ -87,7 +96,7 @@ class ConversationActions:
         self.status.setText(tr("Saved {path}", path=str(path)))
         return True
 
-    def new_conversation(self: ChatWidget) -> None:
+    def new_conversation(self) -> None:
         self.stop()
         self.conversation = Conversation(kbs=tuple(self.kbs))
         self._editing = None
