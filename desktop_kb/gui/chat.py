@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTextBrowser,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -117,6 +119,7 @@ class ChatWidget(ConversationActions, QWidget):
         self.transcript.setOpenLinks(False)
         self.transcript.setOpenExternalLinks(False)
         self.transcript.anchorClicked.connect(self._on_anchor)
+        self.transcript.highlighted.connect(self._on_hover)  # a footnote under the mouse names its source
         self.transcript.document().setDefaultStyleSheet(
             "a { color: #1a5fb4; } pre { background-color: #f4f4f4; } code { background-color: #f0f0f0; }")
         layout.addWidget(self.transcript, 1)
@@ -345,6 +348,18 @@ class ChatWidget(ConversationActions, QWidget):
             cite = turn.citation(n)
         if cite is not None:
             self.citation_clicked.emit(cite, citing_sentence(turn.answer, n))
+
+    def _on_hover(self, url: QUrl) -> None:
+        parsed = parse_cite_href(url.toString())
+        turns = self.conversation.turns
+        if parsed is None or not turns:
+            QToolTip.hideText()
+            return
+        n, index = parsed
+        turn = turns[index] if index is not None and 0 <= index < len(turns) else turns[-1]
+        cite = turn.citation(n)
+        if cite is not None:
+            QToolTip.showText(QCursor.pos(), f"[{n}] {citation_label(cite)}", self.transcript)
 
     def turn_action(self, action: str, index: int) -> None:
         """A finished answer's links: copy it with its sources, ask again, edit the question."""

@@ -4,7 +4,8 @@ Everything is HTML-escaped first (answers quote documents, which are data), so n
 model or a document is ever interpreted. Supported: paragraphs, line breaks, headings, bullet and
 numbered lists, fenced code, inline code, **bold**, *italic*; Markdown links are shown as text
 (never clickable). Citation marks ``[n]`` (also ``[1, 2]`` and ``[1][2]``) become
-``<a href="cite:n"><sup>[n]</sup></a>`` links.
+``<a href="cite:n">[n]</a>`` links (full size, on a tinted chip; a mark that names no passage
+stays a plain superscript).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def _cite_links(text: str, valid: Collection[int] | None, turn: int | None) -> s
         for raw in re.split(r"\s*[,，]\s*", m.group(1)):
             n = int(raw)
             if valid is None or n in valid:
-                parts.append(f'<a href="{cite_href(n, turn)}" style="text-decoration:none;"><sup>[{n}]</sup></a>')
+                # full size on a tinted chip, padded: a mark a finger or a shaky hand can hit (≥ 16 px)
+                parts.append(f'<a href="{cite_href(n, turn)}" style="text-decoration:none; '
+                             f'background-color:#e3ecfa; font-size:large;">&nbsp;[{n}]&nbsp;</a>')
             else:
                 parts.append(f"<sup>[{n}]</sup>")
         return "".join(parts)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from gui_fakes import ANSWER, QUOTE
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication
 from test_gui_chat import ask, click_anchor, ingest
 
@@ -114,3 +114,28 @@ def test_a_deleted_conversation_comes_back_where_its_date_puts_it(tmp_path):
     assert store.delete(["a"], "nope") is None
     store.restore(gone)
     assert [c.id for c in store.load(["a"])] == [newer.id, older.id]
+
+
+def test_a_footnote_is_big_enough_to_hit_and_names_its_source_on_hover(qtbot, make_window, docs, monkeypatch):
+    from PySide6.QtGui import QTextCursor
+
+    win = make_window()
+    ingest(qtbot, win, docs)
+    chat = win.chat
+    chat.ask_fn.delay_s = 0
+    _asked(qtbot, win, "When is the invoice due?")
+    browser, doc = chat.transcript, chat.transcript.document()
+    cursor, where = QTextCursor(doc), []
+    for pos in range(doc.characterCount()):  # the first [1] link: the answer's (the Sources table has one too)
+        cursor.setPosition(pos)
+        if cursor.charFormat().anchorHref() == "cite:1#0":
+            where.append(browser.cursorRect(cursor))
+        elif where:
+            break
+    assert where, "no [1] link in the answer"
+    width = where[-1].right() - where[0].left()
+    assert width >= 16 and min(r.height() for r in where) >= 16, (width, [r.height() for r in where])
+    shown = []
+    monkeypatch.setattr("desktop_kb.gui.chat.QToolTip.showText", lambda pos, text, *a: shown.append(text))
+    browser.highlighted.emit(QUrl("cite:1#0"))
+    assert shown and shown[-1].startswith("[1] invoice.md")

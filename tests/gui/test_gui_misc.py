@@ -27,7 +27,7 @@ def test_markdown_escapes_html_and_links_citations():
     html = markdown_to_html('<script>alert(1)</script> Due **March 15** [1], see [2, 3] and [x](http://evil)\n'
                            "- item `<i>code</i>` [4]", valid_citations={1, 2, 3})
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert '<a href="cite:1"' in html and "<sup>[1]</sup>" in html
+    assert '<a href="cite:1"' in html and "&nbsp;[1]&nbsp;</a>" in html
     assert '<a href="cite:2"' in html and '<a href="cite:3"' in html
     assert "<b>March 15</b>" in html
     assert "http://evil" not in html and "href=\"http" not in html  # links from the model are not clickable
