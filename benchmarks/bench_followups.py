@@ -93,7 +93,7 @@ def _turn(lib: Any, kb: str, question: str, golds: list[str], history: list[tupl
             "refusal": getattr(a, "refusal", ""), "answer": a.text}
 
 
-def run_dataset(lib: Any, name: str, cache_root: Path, only: int | None) -> list[dict[str, Any]]:
+def run_dataset(lib: Any, name: str, cache_root: Path, only: int | None, out: Any = None) -> list[dict[str, Any]]:
     from desktop_kb.eval.corpus import LogProgress, prepare_kb
     from desktop_kb.eval.datasets import load_qa
 
@@ -107,6 +107,9 @@ def run_dataset(lib: Any, name: str, cache_root: Path, only: int | None) -> list
         two = _turn(lib, prep.name, follow_up, list(items[gold_id].answers), [(first.question, one["answer"])])
         rows.append({"dataset": name, "chain": i, "first": one, "follow_up": two,
                      "rewords": items[gold_id].question})
+        if out is not None:  # written as they come: an interrupted run keeps its chains
+            out.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
+            out.flush()
         print(f"{name} {i}/{len(CHAINS[name][:only])}: first {one['status']} {one['seconds']} s, "
               f"follow-up {two['status']}{' right' if two['right'] else ''} {two['seconds']} s", file=sys.stderr)
     return rows
@@ -144,11 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings(args.data_dir)
     cache_root = args.cache_dir or default_cache_root(args.data_dir)
     rows: list[dict[str, Any]] = []
+    out = args.per_chain.open("w", encoding="utf-8") if args.per_chain else None
     with Library.open(settings) as lib:
         for name in args.datasets.split(","):
-            rows += run_dataset(lib, name.strip(), cache_root, args.limit)
-    if args.per_chain:
-        args.per_chain.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+            rows += run_dataset(lib, name.strip(), cache_root, args.limit, out)
+    if out is not None:
+        out.close()
     out = {"code": str(Path(desktop_kb.__file__).parent.parent), "load_avg": [round(x, 2) for x in os.getloadavg()],
            "all": summary(rows)}
     out |= {name: summary([r for r in rows if r["dataset"] == name]) for name in args.datasets.split(",")}
