@@ -216,6 +216,8 @@ ZH: dict[str, str] = {
     "(new conversation)": "（新对话）",
     "Conversation:": "对话：",
     "Conversation": "对话",
+    "{kb} is open in another desktop-kb window or command; close it there to see its documents.": "{kb} 正在另一个 desktop-kb 窗口或命令中打开；在那里关闭它即可在这里查看其文档。",
+    "{kb} could not be read.": "无法读取 {kb}。",
     # the core's messages shown in the app (core_messages.py)
     "Knowledge base '{0}' is in use by another desktop-kb process.": "知识库“{0}”正被另一个 desktop-kb 进程使用。",
     "Close the other desktop-kb window or command that uses it, then retry.": "请关闭正在使用它的另一个 desktop-kb 窗口或命令，然后重试。",

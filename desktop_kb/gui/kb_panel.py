@@ -250,9 +250,10 @@ class KBPanel(QWidget):
             self.delete_requested.emit(name)
 
     # -- stats and documents ------------------------------------------------------------------------
-    def set_stats(self, info: KBInfo | None, llm_id: str = "") -> None:
+    def set_stats(self, info: KBInfo | None, llm_id: str = "", unreadable: str = "") -> None:
+        """The base's figures; ``None``: there is none yet, or (``unreadable``) why it can't be read now."""
         if info is None:
-            self.stats_label.setText(tr("No knowledge base yet. Drop a folder on the window to create one."))
+            self.stats_label.setText(unreadable or tr("No knowledge base yet. Drop a folder on the window to create one."))
             return
         lines = [
             tr_n("{n} file · {chunks} chunks · {failed} failed", "{n} files · {chunks} chunks · {failed} failed",

@@ -71,8 +71,10 @@ class KBWiring:
             self.documents_refreshed.emit(kb)
 
         def failed(exc: BaseException) -> None:
-            if gen == self._docs_gen:
-                self.kb_panel.set_stats(None)
+            if gen == self._docs_gen:  # the base is listed: never "no knowledge base yet"
+                self.kb_panel.set_stats(None, unreadable=tr(
+                    "{kb} is open in another desktop-kb window or command; close it there to see its documents.", kb=kb)
+                    if isinstance(exc, KnowledgeBaseInUse) else tr("{kb} could not be read.", kb=kb))
                 self.kb_panel.set_documents([], {})
                 if isinstance(exc, StoreError) and not isinstance(exc, KnowledgeBaseInUse | DiskFull):
                     self.check_kb(kb)  # damaged: what is wrong, and Repair, instead of a bare error

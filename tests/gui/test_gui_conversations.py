@@ -139,3 +139,22 @@ def test_a_footnote_is_big_enough_to_hit_and_names_its_source_on_hover(qtbot, ma
     monkeypatch.setattr("desktop_kb.gui.chat.QToolTip.showText", lambda pos, text, *a: shown.append(text))
     browser.highlighted.emit(QUrl("cite:1#0"))
     assert shown and shown[-1].startswith("[1] invoice.md")
+
+
+def test_a_base_open_elsewhere_is_said_so_not_called_missing(qtbot, make_window, docs, monkeypatch):
+    from desktop_kb.errors import KnowledgeBaseInUse
+    from desktop_kb.gui import errors as gui_errors
+
+    win = make_window()
+    ingest(qtbot, win, docs)
+
+    def in_use(kb):
+        raise KnowledgeBaseInUse(f"Knowledge base {kb!r} is in use by another desktop-kb process.")
+
+    monkeypatch.setattr(win.lib, "stats", in_use)
+    monkeypatch.setattr(gui_errors, "show_error", lambda *a, **k: None)
+    monkeypatch.setattr(win, "show_error", lambda *a, **k: None)
+    win.refresh_documents()
+    label = win.kb_panel.stats_label
+    qtbot.waitUntil(lambda: "another desktop-kb" in label.text(), timeout=5000)
+    assert "default" in label.text() and "No knowledge base" not in label.text()
