@@ -112,9 +112,17 @@ class IngestPanel(QWidget):
         self.skipped_list.setMaximumHeight(90)
         self.skipped_list.setWordWrap(True)
         layout.addWidget(self.skipped_list)
+        buttons = QHBoxLayout()
+        self.details_btn = QPushButton(tr("Details"))  # a finished ingest folds to its summary line
+        self.details_btn.setObjectName("ingestDetails")
+        self.details_btn.setCheckable(True)
+        self.details_btn.toggled.connect(self._show_details)
+        buttons.addWidget(self.details_btn)
+        buttons.addStretch(1)
         self.dismiss_btn = QPushButton(tr("Dismiss"))
         self.dismiss_btn.clicked.connect(self.hide)
-        layout.addWidget(self.dismiss_btn, 0, Qt.AlignmentFlag.AlignRight)
+        buttons.addWidget(self.dismiss_btn)
+        layout.addLayout(buttons)
         self.last_progress: IngestProgress | None = None
         self.sync = False
         self.known_failed: frozenset[str] = frozenset()
@@ -138,6 +146,10 @@ class IngestPanel(QWidget):
         self.skipped_list.clear()
         self.skipped_label.hide()
         self.skipped_list.hide()
+        self.bar.show()
+        self.current.show()
+        self.details_btn.hide()
+        self.details_btn.setChecked(False)
         self.dismiss_btn.hide()
         self.cancel_btn.setEnabled(True)
         self.cancel_btn.show()
@@ -205,12 +217,29 @@ class IngestPanel(QWidget):
             self.current.setText(tr_n("Read by OCR: 1 file, {pages} pages.", "Read by OCR: {n} files, {pages} pages.",
                                       len(report.ocr), pages=pages))
         self.dismiss_btn.show()
+        self._fold()
         if self.sync:
             self.title.setText(tr("Updated {kb}", kb=report.kb))
             self.detail.setText(sync_summary(report, self.known_failed))
             self.show()
             return
         self.title.setText(tr("Added to {kb}", kb=report.kb) if total or not report.failed else self.title.text())
+
+    def _fold(self) -> None:
+        """Done: the summary line stays; the bar goes, and the lists wait behind "Details"."""
+        self.bar.hide()
+        listed = self.failed_list.count() + self.skipped_list.count() + bool(self.current.text())
+        self.details_btn.setVisible(bool(listed))
+        self.details_btn.setText(tr("Details ({n})", n=self.failed_list.count() + self.skipped_list.count())
+                                 if self.failed_list.count() + self.skipped_list.count() else tr("Details"))
+        self._show_details(self.details_btn.isChecked())
+
+    def _show_details(self, shown: bool) -> None:
+        self.failed_label.setVisible(shown and self.failed_list.count() > 0)
+        self.failed_list.setVisible(shown and self.failed_list.count() > 0)
+        self.skipped_label.setVisible(shown and self.skipped_list.count() > 0)
+        self.skipped_list.setVisible(shown and self.skipped_list.count() > 0)
+        self.current.setVisible(shown or not self.details_btn.isVisible())
 
     def on_stopped(self, message: str) -> None:
         """The ingest task ended without a report (an error, shown elsewhere)."""
@@ -219,6 +248,11 @@ class IngestPanel(QWidget):
         self.bar.setValue(0)
         self.detail.setText(message)
         self.dismiss_btn.show()
+
+    @property
+    def finished(self) -> bool:
+        """A summary is shown (no ingest running here)."""
+        return self.dismiss_btn.isVisibleTo(self)
 
     def failed_items(self) -> list[str]:
         return [self.failed_list.item(i).text() for i in range(self.failed_list.count())]

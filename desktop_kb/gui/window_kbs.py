@@ -173,6 +173,8 @@ class KBWiring:
 
         def removed(done: Any) -> None:
             self.refresh_documents()
+            if self.ingest_panel.finished:  # an old "Done. 11 added…" is no longer true
+                self.ingest_panel.hide()
             self.statusBar().showMessage(tr("Removed {n} files.", n=len(done)) if len(done) != 1
                                          else tr("Removed 1 file."), 5000)
 

@@ -88,9 +88,16 @@ def test_cancel_during_ingest_keeps_finished_files(qtbot, make_window, make_lib,
 
 def test_remove_file_from_document_list(qtbot, make_window, docs, monkeypatch):
     win = make_window()
+    (docs / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0 a Word 97 file")
     with qtbot.waitSignal(win.ingest_finished, timeout=30000):
         win.ingest_paths([str(docs)])
     qtbot.waitUntil(lambda: len(win.kb_panel.document_states()) == 3, timeout=5000)
+    panel = win.ingest_panel  # done: folded to its summary line, the skipped file behind "Details (n)"
+    assert panel.isVisible() and "Done." in panel.detail.text() and not panel.bar.isVisible()
+    listed = len(panel.failed_items()) + len(panel.skipped_items())
+    assert not panel.skipped_list.isVisible() and panel.details_btn.text() == f"Details ({listed})"
+    qtbot.mouseClick(panel.details_btn, Qt.MouseButton.LeftButton)
+    assert panel.skipped_list.isVisible() and "old.doc" in panel.skipped_items()[0]
     notes = str((docs / "notes.txt").resolve())
     win.kb_panel.select_paths([notes])
     assert win.kb_panel.remove_btn.isEnabled()
@@ -101,6 +108,7 @@ def test_remove_file_from_document_list(qtbot, make_window, docs, monkeypatch):
     assert asked and "notes.txt" in asked[0][2]
     qtbot.waitUntil(lambda: notes not in win.kb_panel.document_states(), timeout=5000)
     assert notes not in {d.path for d in win.lib.documents("default")}
+    assert not panel.isVisible()  # its "Done. 3 added" is no longer true
 
 
 def test_create_rename_delete_and_multi_select(qtbot, make_window, monkeypatch):
