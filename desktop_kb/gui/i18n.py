@@ -217,6 +217,8 @@ ZH: dict[str, str] = {
     "Conversation:": "对话：",
     "Conversation": "对话",
     "Details": "详情",
+    "Zoom in": "放大",
+    "Zoom out": "缩小",
     "Details ({n})": "详情（{n}）",
     "{kb} is open in another desktop-kb window or command; close it there to see its documents.": "{kb} 正在另一个 desktop-kb 窗口或命令中打开；在那里关闭它即可在这里查看其文档。",
     "{kb} could not be read.": "无法读取 {kb}。",

@@ -118,6 +118,13 @@ class ViewerPane(QWidget):
         nav.addWidget(self.page_info)
         nav.addWidget(self.next_btn)
         nav.addStretch(1)
+        self.zoom = 1.0  # 1: the page fits the view's width
+        self.zoom_out_btn, self.zoom_in_btn = QToolButton(), QToolButton()
+        for btn, text, factor in ((self.zoom_out_btn, "−", 1 / 1.25), (self.zoom_in_btn, "+", 1.25)):
+            btn.setText(text)
+            btn.setToolTip(tr("Zoom out") if factor < 1 else tr("Zoom in"))
+            btn.clicked.connect(lambda _c=False, f=factor: self.zoom_by(f))
+            nav.addWidget(btn)
         page_layout.addLayout(nav)
         page_layout.addWidget(self.page_scroll, 1)
         self.tabs.addTab(page_tab, tr("Page"))
@@ -323,7 +330,7 @@ class ViewerPane(QWidget):
         self.page_index = page
         size_pt = self._pdf.pagePointSize(page)
         dpr = self.devicePixelRatioF()
-        width = max(400, min(1400, self.page_scroll.viewport().width() - 24)) * dpr
+        width = self._page_width() * dpr
         scale = width / max(1.0, size_pt.width())
         size = QSize(int(width), int(size_pt.height() * scale))
         rendered = self._pdf.render(page, size)
@@ -358,7 +365,7 @@ class ViewerPane(QWidget):
         total = max([p.number for p in self._ocr] or [1])
         page = (best_scan_page(self._ocr, c) or c.pages[0]) - 1 if index is None else index
         dpr = self.devicePixelRatioF()
-        width = int(max(400, min(1400, self.page_scroll.viewport().width() - 24)) * dpr)
+        width = int(self._page_width() * dpr)
         image = load_scan(c.path, page + 1) if 0 <= page < total else None
         if image is None:
             self.page_label.setText(tr("This image cannot be shown."))
@@ -385,6 +392,15 @@ class ViewerPane(QWidget):
                 painter.drawPolygon(QPolygonF([QPointF(p.x() * scale, p.y() * scale) for p in poly]))
             found = True
         return found
+
+    def _page_width(self) -> float:
+        """The page's width on screen: the view's width (at least 300 px), times the zoom."""
+        return min(4000.0, max(300, self.page_scroll.viewport().width() - 24) * self.zoom)
+
+    def zoom_by(self, factor: float) -> None:
+        self.zoom = min(4.0, max(0.5, self.zoom * factor))
+        if self._page_rendered:
+            self.render_page(self.page_index)
 
     def _step_page(self, delta: int) -> None:
         self.render_page(self.page_index + delta)

@@ -306,6 +306,13 @@ def test_pdf_page_view_renders_the_cited_page(qtbot, make_window, tmp_path):
     assert win.viewer.page_info.text() == "Page 2 of 2" and not win.viewer.next_btn.isEnabled()
     qtbot.mouseClick(win.viewer.prev_btn, Qt.MouseButton.LeftButton)
     assert win.viewer.page_index == 0 and win.viewer.page_highlighted
+    fit = win.viewer.page_label.pixmap().width()  # the page fits the view; + and − zoom it, marks kept
+    assert fit >= win.viewer.page_scroll.viewport().width() * win.viewer.devicePixelRatioF() - 40 or fit >= 300
+    qtbot.mouseClick(win.viewer.zoom_in_btn, Qt.MouseButton.LeftButton)
+    assert win.viewer.page_label.pixmap().width() > fit * 1.2 and win.viewer.page_highlighted
+    for _ in range(2):
+        qtbot.mouseClick(win.viewer.zoom_out_btn, Qt.MouseButton.LeftButton)
+    assert win.viewer.page_label.pixmap().width() < fit and win.viewer.page_index == 0
 
     # with a quote, its page wins whatever the sentence says
     at = md.index("This agreement")
