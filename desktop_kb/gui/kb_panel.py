@@ -94,6 +94,12 @@ class KBPanel(QWidget):
         self.check_action.triggered.connect(lambda: self.current_kb() and self.check_requested.emit(self.current_kb()))
         self.kb_list.addAction(self.check_action)
         layout.addWidget(self.kb_list)
+        self.ask_hint = QLabel()  # what the ticks mean, said where they are
+        self.ask_hint.setObjectName("askHint")
+        self.ask_hint.setWordWrap(True)
+        self.ask_hint.setStyleSheet("color: #666;")
+        layout.addWidget(self.ask_hint)
+        self.selection_changed.connect(self._update_hint)
 
         row = QHBoxLayout()
         self.new_btn = QPushButton(tr("New…"))
@@ -216,6 +222,13 @@ class KBPanel(QWidget):
             return checked
         current = self.current_kb()
         return [current] if current else []
+
+    def _update_hint(self, *_: object) -> None:
+        checked = self.checked_kbs()
+        self.ask_hint.setText(
+            tr("Questions go to the ticked bases: {kbs}.", kbs=", ".join(checked)) if len(checked) > 1 else
+            tr("Questions go to the ticked base.") if checked else
+            tr("Questions go to the selected base. Tick several to ask them together.") if self.kb_names() else "")
 
     def _on_current(self, *_: object) -> None:
         if self._updating:

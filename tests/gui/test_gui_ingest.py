@@ -118,9 +118,11 @@ def test_create_rename_delete_and_multi_select(qtbot, make_window, monkeypatch):
             win.create_kb(name)
     qtbot.waitUntil(lambda: win.kb_panel.kb_names() == ["alpha", "beta"], timeout=5000)
 
-    # ask across both
+    # the ticks' meaning is said beside them; ask across both
+    assert win.kb_panel.ask_hint.text().startswith("Questions go to the selected base.")
     win.kb_panel.set_checked(["alpha", "beta"])
     assert sorted(win.chat.kbs) == ["alpha", "beta"]
+    assert win.kb_panel.ask_hint.text() == "Questions go to the ticked bases: alpha, beta."
 
     # rename through the panel's button (name dialog answered by the test)
     win.kb_panel.set_current_kb("alpha")
