@@ -15,9 +15,29 @@ __all__ = ["N_", "ZH", "language", "set_language", "tr", "tr_n"]
 _language = "en"
 
 
+_qt_translator: list[Any] = []  # Qt's own catalogue (standard buttons, file dialogs) while Chinese
+
+
 def set_language(lang: str) -> None:
     global _language
     _language = lang if lang in ("en", "zh") else "en"
+    _qt_catalogue(_language == "zh")
+
+
+def _qt_catalogue(chinese: bool) -> None:
+    """Qt's own strings (Save, Cancel, Close, OK, the file dialogs) from the catalogue PySide6 ships."""
+    from PySide6.QtCore import QCoreApplication, QLibraryInfo, QTranslator
+
+    app = QCoreApplication.instance()
+    while _qt_translator:
+        if app is not None:
+            app.removeTranslator(_qt_translator[-1])
+        _qt_translator.pop()
+    if chinese and app is not None:
+        translator = QTranslator()
+        if translator.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            app.installTranslator(translator)
+            _qt_translator.append(translator)
 
 
 def language() -> str:
