@@ -207,6 +207,8 @@ class ChatWidget(ConversationActions, QWidget):
         self.status.setText(tr("Searching your documents…"))
         self._set_busy(True)
         self.render()
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())  # the new question in view, wherever the reader had scrolled to
         return True
 
     def stop(self) -> None:

@@ -158,3 +158,18 @@ def test_a_base_open_elsewhere_is_said_so_not_called_missing(qtbot, make_window,
     label = win.kb_panel.stats_label
     qtbot.waitUntil(lambda: "another desktop-kb" in label.text(), timeout=5000)
     assert "default" in label.text() and "No knowledge base" not in label.text()
+
+
+def test_a_new_question_scrolls_into_view(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    chat = win.chat
+    chat.ask_fn.delay_s = 0
+    for i in range(6):
+        _asked(qtbot, win, f"When is invoice {i} due?")
+    bar = chat.transcript.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(0)  # the reader scrolled back to the first answer
+    with qtbot.waitSignal(chat.answer_finished, timeout=10000):
+        ask(qtbot, win, "And the last one?")
+        assert bar.value() == bar.maximum()
