@@ -358,3 +358,12 @@ def test_a_long_conversation_is_shortened_to_fit_the_prompt():
     kept = recent_history(huge, 4)  # 8,000-character turns (what the API accepts) would overflow 4,096
     assert kept == [("How much for hotels?", "Up to 180 euros.")]
     assert sum(estimate_tokens(q) + estimate_tokens(a) for q, a in kept) <= MAX_HISTORY_TOKENS
+
+
+def test_the_history_leaves_out_the_quote_a_condition_check_appended():
+    from desktop_kb.query.pipeline import recent_history
+    from desktop_kb.verify.conditions import QUOTE
+
+    en = "500元 a night [2]." + QUOTE["en"].format(sentence="住宿费用每晚不超过五百元，一线城市不超过六百元。", n=2)
+    zh = "每晚500元。[1]" + QUOTE["zh"].format(sentence="住宿费用每晚不超过五百元。", n=1)
+    assert recent_history([("Hotel?", en), ("住宿？", zh)], 4) == [("Hotel?", "500元 a night."), ("住宿？", "每晚500元。")]
