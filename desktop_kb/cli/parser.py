@@ -19,7 +19,7 @@ def _extra_commands() -> list[Any]:
     """Sub-command modules that register themselves (answer, eval, demo)."""
     mods = []
     for name in ("desktop_kb.cli.ask", "desktop_kb.cli.evaluate", "desktop_kb.cli.demo", "desktop_kb.cli.enrich",
-                 "desktop_kb.cli.api"):
+                 "desktop_kb.cli.api", "desktop_kb.cli.doctor"):
         try:
             mods.append(__import__(name, fromlist=["register"]))
         except ImportError as exc:

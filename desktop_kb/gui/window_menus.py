@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 
-from . import archive_actions
+from . import archive_actions, doctor_dialog
 from .i18n import tr
 
 __all__ = ["build_actions"]
@@ -33,6 +33,7 @@ def build_actions(win: Any) -> None:
     win.quit_action = action(tr("Quit"), win.close, QKeySequence.StandardKey.Quit)
     win.new_conv_action = action(tr("New conversation"), win.chat.new_conversation, QKeySequence.StandardKey.New)
     win.about_action = action(tr("About desktop-kb"), win.about)
+    win.doctor_action = action(tr("Check this computer…"), lambda: doctor_dialog.check_computer(win))
 
     menu = win.menuBar()
     file_menu = menu.addMenu(tr("&File"))
@@ -46,6 +47,7 @@ def build_actions(win: Any) -> None:
     chat_menu = menu.addMenu(tr("&Chat"))
     chat_menu.addAction(win.new_conv_action)
     help_menu = menu.addMenu(tr("&Help"))
+    help_menu.addAction(win.doctor_action)
     help_menu.addAction(win.about_action)
 
     win.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), win)

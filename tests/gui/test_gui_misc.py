@@ -179,3 +179,18 @@ def test_the_cores_messages_shown_in_the_app_are_in_chinese():
         assert localize("Something the catalogue has no pattern for.") == "Something the catalogue has no pattern for."
     finally:
         i18n.set_language("en")
+
+
+def test_help_checks_this_computer_and_copies_the_report(qtbot, make_window, monkeypatch):
+    from desktop_kb.library import doctor
+
+    real = doctor.run_doctor
+    monkeypatch.setattr(doctor, "run_doctor", lambda settings, **kw: real(settings, speed=False))
+    win = make_window()
+    assert win.doctor_action in win.menuBar().actions()[-1].menu().actions()
+    win.doctor_action.trigger()
+    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "doctorDialog")
+    qtbot.waitUntil(lambda: dialog.copy_btn.isEnabled(), timeout=20000)
+    assert "CPU" in dialog.report.toPlainText() and "embedder" in dialog.report.toPlainText()
+    dialog.copy_btn.click()
+    assert QApplication.clipboard().text() == dialog.report.toPlainText()
