@@ -243,7 +243,7 @@ def _agreement(agree: list[tuple[str, str | None]]) -> str:
 
 
 if __name__ == "__main__":  # a look at what aligns, and the phrase check: python -m training.align_en MODELS_DIR
-    from training.data import shared_train
+    from training.common import shared_train
 
     q, p = onnx_embedders(Path(sys.argv[1]) / "multilingual-e5-small-onnx-fp32")
     checked: list[tuple[str, str | None]] = []

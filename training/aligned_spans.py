@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from desktop_kb.models.e5_onnx import e5_onnx_dir
     from desktop_kb.settings import load_settings
     from training.align_en import aligned_english, onnx_embedders
-    from training.data import shared_train
+    from training.common import shared_train
 
     done = wikiqa_spans.asked(args.out, "qid")
     todo: list[dict[str, str]] = []

@@ -51,8 +51,8 @@ from desktop_kb.eval.datasets import Document, QADataset, QAItem
 from desktop_kb.eval.faithfulness import ACCEPT, build_claims
 from desktop_kb.text.tokenize import cjk_ratio, tokenize
 from desktop_kb.verify.support import sentence_spans
-from desktop_kb.verify.verifier import led_by
 from training.aligned_spans import read as read_aligned
+from training.common import ROOT, evidence_text, shared_train
 from training.wikiqa_spans import key as span_key
 from training.wikiqa_spans import question_text
 from training.wikiqa_spans import read as read_spans
@@ -60,7 +60,6 @@ from training.wikiqa_spans import read as read_spans
 __all__ = ["SQUAD_FILES", "Example", "article_key", "build", "cache_file", "lang_of", "read_examples", "shared_train",
            "split_of", "write_examples"]
 
-ROOT = Path(__file__).resolve().parents[1]
 # what each SQuAD-format file may give: claims (it has answers) and/or rerank pairs
 SQUAD_FILES = {
     "chinesesquad_zh.json": ("verify", "rerank"),
@@ -93,10 +92,6 @@ class Example:
     kind: str  # how it was built (a faithfulness kind, "wikiqa", "rerank_hard", …)
     lang: str  # "en" | "zh"
     source: str  # the file it came from
-
-
-def shared_train() -> Path:
-    return Path(os.environ.get("DKB_TRAIN_DATA", ROOT.parent / "shared" / "train"))
 
 
 def split_of(title: str) -> str:
@@ -159,10 +154,6 @@ def evidence_for(claim: str, title: str, passage: str, rng: random.Random | None
     if rng is not None and rng.random() < 0.35:
         lo, hi = max(0, best - (rng.random() < 0.5)), min(len(spans) - 1, best + 1)
     return evidence_text(title, passage[spans[lo][0]:spans[hi][1]])
-
-
-def evidence_text(title: str, text: str) -> str:
-    return led_by(title, text)
 
 
 @functools.lru_cache(maxsize=1)

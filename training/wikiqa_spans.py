@@ -91,7 +91,7 @@ def ask_judge(model: Path, rows: list[dict[str, str]], out: Path, unit: str,
     reply, its score, ``extra(row, reply)`` and the model's name; progress on stderr in ``unit``."""
     from desktop_kb.backends.llm_llamacpp import LlamaCppGenerator
     from desktop_kb.verify.judge import judge_messages
-    from training.data import evidence_text
+    from training.common import evidence_text
 
     gen = LlamaCppGenerator(model, model.stem)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "training" / ".cache" / "wikiqa-spans.jsonl")
     ap.add_argument("--limit", type=int, default=None)
     args = ap.parse_args(argv)
-    from training.data import shared_train
+    from training.common import shared_train
 
     done = asked(args.out, "key")
     todo = [{"key": key(r), **r} for r in answering(shared_train()) if key(r) not in done][:args.limit]
