@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import DesktopKBError, KnowledgeBaseNotFound
+from ..library.sources import cited_sources
 from ..progress import CancelToken
 from ..protocols import SearchFilter
 from ..query.pipeline import check_question
@@ -92,24 +93,15 @@ class AnswerQueue:
             place.release()
 
 
-def _span_text(text: str, start: int, s: int, e: int) -> str:
-    return text[max(0, s - start): max(0, e - start)]
-
-
 def answer_record(a: Answer) -> dict[str, Any]:
     """The answer's citations and verdicts, as the API returns them beside the text."""
-    verdict_of = {n: v.verdict for v in a.verdicts for n in v.citations}
-    cites = []
-    for c in a.citations:
-        chunk = a.passages[c.n - 1].chunk if 1 <= c.n <= len(a.passages) else None
-        text = chunk.text if chunk else ""
-        cites.append({
-            "n": c.n, "kb": c.kb, "doc_id": c.doc_id, "file": c.path, "pages": list(c.pages),
-            "heading_path": list(c.heading_path), "passage": {"start": c.start, "end": c.end},
-            "quote": c.quote, "quote_offsets": None if c.quote_start is None else {"start": c.quote_start, "end": c.quote_end},
-            "sentences": [{"start": s, "end": e, "text": _span_text(text, c.start, s, e)} for s, e in c.evidence],
-            "verdict": verdict_of.get(c.n, "supported" if a.status == "answered" else None),
-        })
+    cites = [{
+        "n": c.n, "kb": c.kb, "doc_id": c.doc_id, "file": c.path, "pages": list(c.pages),
+        "heading_path": list(c.heading_path), "passage": {"start": c.start, "end": c.end},
+        "quote": c.quote, "quote_offsets": None if c.quote_start is None else {"start": c.quote_start, "end": c.quote_end},
+        "sentences": [{"start": s, "end": e, "text": t} for s, e, t in c.evidence],
+        "verdict": c.verdict,
+    } for c in cited_sources(a)]
     return {
         "status": a.status,  # answered | refused | clarify
         "refusal": None if a.status == "answered" else {"reason": a.text, "kind": a.refusal or None,

@@ -9,20 +9,12 @@ import sys
 from typing import Any, TextIO
 
 from ..errors import Cancelled
+from ..library.sources import cited_sources
 from ..progress import CancelToken
 from ..settings import Settings
 from ..types import Answer
 
 __all__ = ["DraftStream", "answer_json", "print_result", "register"]
-
-
-def evidence_texts(a: Answer, n: int) -> list[str]:
-    """The supporting sentence(s) of citation ``n`` (its evidence spans, cut from the passage)."""
-    c = next((c for c in a.citations if c.n == n), None)
-    if c is None or not 1 <= n <= len(a.passages):
-        return []
-    chunk = a.passages[n - 1].chunk
-    return [chunk.text[s - chunk.start: e - chunk.start] for s, e in c.evidence]
 
 
 def answer_json(a: Answer) -> dict[str, Any]:
@@ -33,9 +25,8 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "citations": [{"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
                        "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
                        "quote_start": c.quote_start, "quote_end": c.quote_end,
-                       "evidence": [{"start": s, "end": e, "text": t}
-                                    for (s, e), t in zip(c.evidence, evidence_texts(a, c.n), strict=True)]}
-                      for c in a.citations],
+                       "evidence": [{"start": s, "end": e, "text": t} for s, e, t in c.evidence]}
+                      for c in cited_sources(a)],
         "passages": [{"n": i, "kb": h.kb, "doc_id": h.chunk.doc_id, "path": h.chunk.path,
                       "pages": list(h.chunk.pages), "heading_path": list(h.chunk.heading_path),
                       "start": h.chunk.start, "end": h.chunk.end, "rerank_score": h.rerank_score,
@@ -66,9 +57,9 @@ def _print_sources(a: Answer) -> None:
     cited = {c.n for c in a.citations}
     if a.status == "answered" and a.citations:
         print("\nSources:")
-        for c in a.citations:
+        for c in cited_sources(a):
             h = a.passages[c.n - 1]
-            said = c.quote or " … ".join(evidence_texts(a, c.n))
+            said = c.quote or " … ".join(t for _, _, t in c.evidence)
             quote = f' — "{said[:200]}"' if said else ""
             print(f"  [{c.n}] {passage_label(h)}{quote}")
         for sentence, why in a.removed:
