@@ -136,7 +136,7 @@ class QuerySettings:
     # an unanswerable question besides the judge. Thresholds and the English missing-term margin
     # calibrated on the faithfulness set's calibration half (benchmarks/calibrate_judge.py); the
     # Chinese margin on `eval answers` over 100 held-out questions (benchmarks/calibrate_answerability.py);
-    # docs/meaning-check.md. The dense margin is off (0): +2 of 45 unanswerable questions refused on
+    # docs/answer-check.md. The dense margin is off (0): +2 of 45 unanswerable questions refused on
     # the held-out English set, one right answer withheld on the report sample; weak-retrieval: 0.
     judge: bool = True
     judge_threshold: float = 0.7
@@ -152,14 +152,14 @@ class QuerySettings:
     # The trained verifier (desktop-kb's own cross-encoder, verify/graded.py) as the meaning
     # decision instead of the LLM judge, when it is installed: each cited sentence supported,
     # uncertain (shown marked) or unsupported (withheld). Off until `eval answers` shows it beats
-    # the judge on real answers (docs/meaning-check.md). Its thresholds (probabilities) are the
+    # the judge on real answers (docs/answer-check.md). Its thresholds (probabilities) are the
     # model's own calibrated ones (its manifest) unless set here (-1 = the model's).
     verifier: bool = False
     # with it, the reader (desktop-kb's own span model) where it is built: the verify head's
-    # logit and the reader's answer mass fused (backends/reader_e5.py; docs/meaning-check.md)
+    # logit and the reader's answer mass fused (backends/reader_e5.py; docs/answer-check.md)
     verifier_reader: bool = True
     # with it, the LLM judge decides an answer of which the verifier finds a sentence uncertain
-    # (docs/meaning-check.md, session 22)
+    # (docs/history/meaning-check.md, session 22)
     verifier_judge_uncertain: bool = False
     verifier_refuse_below: float = -1.0
     verifier_support_from: float = -1.0

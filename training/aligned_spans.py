@@ -5,7 +5,7 @@ read by the app's own LLM judge and checked against the Chinese answer (data ver
 answer by string (Latin letters, digits, names) or by meaning (the closest word run, 0.03 clear of
 the others). What it leaves out is mostly the kind of answer those cannot pin: a common noun, an
 abstract phrase, a clause ("festivals", "notorious intransigence") — the kind of bare right answer
-the reader refuses in English (docs/meaning-check.md, session 26). Here each such question is put
+the reader refuses in English (docs/history/meaning-check.md, session 26). Here each such question is put
 to the judge's span call over its aligned English sentence, as the app makes it
 (``verify.judge.judge_messages``, ``LlamaCppGenerator.answer_span``, greedy), and the reply is
 written down with its cosine to the Chinese answer (the app's multilingual-e5, passage side).

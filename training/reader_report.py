@@ -30,7 +30,7 @@ SHIPPED = (0.2, 0.5)  # the probabilities the app's thresholds read; fuse() maps
 MIN_RIGHT = 100  # held-out right claims a language needs for its cut points (the 3rd percentile of fewer is one claim)
 # the languages the fused score decides in; English, given cut points of its own (135 held-out right claims,
 # data version 5), refused 15% of the report half's bare right answers against the verify head's 2.5%
-# (docs/meaning-check.md, session 26), so it stays on the verify head alone unless asked for
+# (docs/history/meaning-check.md, session 26), so it stays on the verify head alone unless asked for
 FUSED_LANGS = ("zh",)
 
 

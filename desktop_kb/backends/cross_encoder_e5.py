@@ -64,7 +64,7 @@ def focus_window(first: Sequence[int], second: Sequence[int], room: int, keep: i
     """``second`` in ``room`` tokens: its first ``keep`` (the :data:`PASSAGE` marker) and the window of
     the rest, at a stride of half a window, that holds the most distinct tokens of ``first`` — the
     earliest on a tie, so a question sharing nothing reads the start as before. A reranker pair
-    holds 256 tokens; a passage's answer often stands after them (docs/meaning-check.md, session 23)."""
+    holds 256 tokens; a passage's answer often stands after them (docs/history/meaning-check.md, session 23)."""
     if len(second) <= room:
         return list(second)
     head, body, width = list(second[:keep]), list(second[keep:]), max(1, room - keep)

@@ -11,7 +11,7 @@ training claims), then mapped per language so that the fused scores at which 97%
 language's held-out right claims stand fall on the shipped thresholds — its ``calibration``. A
 language with too few held-out right claims to draw those points from (English: 31) has none, and
 is read by the verify head alone at its own thresholds, mapped the same way. The numbers, the
-data and why: docs/meaning-check.md (session 22).
+data and why: docs/history/meaning-check.md (session 22).
 
 :func:`encode_reader` and :func:`claim_mass` are the one place the reader's input and the claim's
 score are formed, for training and for the app alike.

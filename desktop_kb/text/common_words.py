@@ -22,7 +22,7 @@ __all__ = ["COMMON_RANK", "COMMON_RANK_ZH", "common_chinese", "common_english"]
 
 COMMON_RANK = 10_000
 # fewer than English: the 5,000th word is 称呼 / 官职's neighbourhood, beyond it come the content
-# words a question asks about (演化, 体长); measured on held-out `eval answers` (docs/meaning-check.md)
+# words a question asks about (演化, 体长); measured on held-out `eval answers` (docs/history/meaning-check.md)
 COMMON_RANK_ZH = 5_000
 
 

@@ -14,7 +14,7 @@ from a longer document may give the year only in another chunk.
 Names of several words were looked for as phrases too ("Tamara de Maria" over "Tamara de
 Lempicka … born Maria Górska") and left out: a name said in another order ("the Lisbon Treaty"
 over "the Treaty of Lisbon") withheld a right answer, and the judge's score on the traps they
-caught was far above any margin (docs/meaning-check.md, session 15).
+caught was far above any margin (docs/history/meaning-check.md, session 15).
 """
 
 from __future__ import annotations

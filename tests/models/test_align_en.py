@@ -3,7 +3,7 @@
 Plumbing only: a dictionary embedder stands in for e5 (which text translates which is given), so
 what is tested is the alignment and the rules by which an English span is found: by string first,
 else the one word run close enough in meaning and clear of the others, else none. The real run
-is measured in training/README.md and docs/meaning-check.md."""
+is measured in training/README.md and docs/history/meaning-check.md."""
 
 from __future__ import annotations
 

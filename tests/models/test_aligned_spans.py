@@ -1,6 +1,6 @@
 """training/aligned_spans.py: which of the judge's replies become English answer spans.
 
-The rule only (the judge's replies are written by the real run, measured in docs/meaning-check.md);
+The rule only (the judge's replies are written by the real run, measured in docs/history/meaning-check.md);
 how a kept span enters the aligned English set is tested in test_align_en.py."""
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def shipped_model(tmp_path_factory):
     "the shipped v1 weights (v0's 850 CPU steps + 600) do not yet separate a right answer from another "
     "question's answer in the same passage: p(right) ≈ p(wrong) on all four (0.28/0.30, 0.77/0.74, "
     "0.70/0.72, 0.86/0.85); report halves AUC right vs wrongly bound 0.62 en / 0.85 zh "
-    "(docs/meaning-check.md, session 18). Strict: a model that decides them fails this marker, which then goes."))
+    "(docs/history/meaning-check.md, session 18). Strict: a model that decides them fails this marker, which then goes."))
 @pytest.mark.parametrize(("question", "evidence", "right", "wrong"), FIXED, ids=["en-role", "en-date", "zh-role", "zh-amount"])
 def test_the_shipped_verifier_decides_fixed_claims_both_ways(shipped_model, question, evidence, right, wrong):
     p_right, p_wrong = shipped_model.verify(question, [(right, evidence), (wrong, evidence)])

@@ -185,7 +185,7 @@ def test_the_shipped_reading_verifier_ranks_the_right_chinese_claim_first(shippe
     "not yet decided: at the thresholds calibrated on held-out training claims (97% of right claims "
     "stand) the wrong claim is still 'supported' in all four (p right / wrong 0.88/0.89, 1.00/1.00 — "
     "English is read by the verify head alone: 31 held-out right claims are too few to calibrate the "
-    "reader on — 0.94/0.55, 0.95/0.93; refuse below 0.2, supported from 0.5). docs/meaning-check.md, "
+    "reader on — 0.94/0.55, 0.95/0.93; refuse below 0.2, supported from 0.5). docs/history/meaning-check.md, "
     "session 22. Strict: a model that decides them fails this marker, which then goes."))
 @pytest.mark.parametrize(("question", "evidence", "right", "wrong"), FIXED, ids=IDS)
 def test_the_shipped_reader_and_verifier_decide_fixed_claims_both_ways(shipped, question, evidence, right, wrong):
