@@ -1,6 +1,6 @@
-"""The layering contract (pyproject's [tool.importlinter], docs/architecture.md): gui → cli →
-library/eval → query → verify → ingest/store/models → backends → text → base, and no import
-circles between the modules of a package. Run by import-linter over every import, lazy ones in
+"""The layering contract (pyproject's [tool.importlinter], docs/architecture.md): gui → cli → api →
+library/eval → query → verify → ingest/store/models → backends → text → base, no import circles
+between the modules of a package (training/ included), and the app never importing training. Run by import-linter over every import, lazy ones in
 functions included."""
 
 from __future__ import annotations
