@@ -1,5 +1,5 @@
 """A reader: the same e5 encoder with a span head — where in the evidence does the answer to the
-question stand (or nowhere)? An experiment for #41's binding decision, measured, not shipped.
+question stand (or nowhere)? Made for #41's binding decision; shipped in desktop_kb/resources/models/e5-reader, off by default (docs/answer-check.md).
 
 The verifier (``training/train.py``) reads (question, claim, evidence) and says yes or no; it has
 not learned *which* words of a sentence answer the question (a bare wrong answer from the same
