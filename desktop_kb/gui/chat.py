@@ -161,6 +161,7 @@ class ChatWidget(ConversationActions, QWidget):
         self.kbs_label.setText(tr("Asking: {kbs}", kbs=", ".join(kbs)) if kbs else tr("No knowledge base selected"))
         saved = self.store.load(kbs) if kbs else []
         self.conversation = saved[0] if saved else Conversation(kbs=tuple(kbs))
+        self._editing = None  # an edit belonged to the conversation that was open
         self._fill_list(saved)
         self.render()
 
@@ -373,8 +374,10 @@ class ChatWidget(ConversationActions, QWidget):
             QApplication.clipboard().setText(answer_markdown(turn, self.document_text))
             self.status.setText(tr("Answer and sources copied."))
         elif action == "again":
+            gone = turns[index:]
             del turns[index:]
-            self.ask(turn.question)
+            if not self.ask(turn.question):
+                turns.extend(gone)  # it could not start: nothing is lost
         elif action == "edit":
             self._editing = index
             self.input.setPlainText(turn.question)

@@ -173,3 +173,15 @@ def test_a_new_question_scrolls_into_view(qtbot, make_window, docs):
     with qtbot.waitSignal(chat.answer_finished, timeout=10000):
         ask(qtbot, win, "And the last one?")
         assert bar.value() == bar.maximum()
+
+
+def test_ask_again_that_cannot_start_loses_nothing(qtbot, make_window, docs):
+    win = make_window()
+    ingest(qtbot, win, docs)
+    chat = win.chat
+    chat.ask_fn.delay_s = 0
+    _asked(qtbot, win, "When is the invoice due?")
+    chat.ask_fn = None  # (as when no model can answer now)
+    chat.turn_action("again", 0)
+    assert [t.question for t in chat.conversation.turns] == ["When is the invoice due?"]
+    assert chat.conversation.turns[0].status == "answered"
