@@ -233,8 +233,6 @@ ZH: dict[str, str] = {
     "Ask a question about your documents… (Enter to ask, Ctrl+Enter for a new line)":
         "就你的文档提问…（Enter 提问，Ctrl+Enter 换行）",
     "New conversation": "新对话",
-    "(new conversation)": "（新对话）",
-    "Conversation:": "对话：",
     "Conversation": "对话",
     "Details": "详情",
     "Check this computer": "检查这台电脑",
