@@ -38,10 +38,36 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), t) fo
 ))
 
 
+# the error tree's own hints (desktop_kb/errors.py, each class's default_hint), word for word
+_HINTS = frozenset((
+    N_("Check the value and try again, or reset the settings file."),
+    N_("The file seems damaged; open and re-save it in its own application."),
+    N_("Free some space on that disk, or move the data folder to a larger one (--data-dir, or DESKTOP_KB_DATA_DIR), "
+       "then run it again; what was already saved is kept."),
+    N_("Switch back to the embedder this knowledge base was built with, or re-embed it with "
+       "`desktop-kb kb reembed NAME`."),
+    N_("Filters look like key=value; keys: tag, folder, owner, path, doc_id, mtime_from, mtime_to, ingested_from, "
+       "ingested_to (Unix seconds or YYYY-MM-DD)."),
+    N_("Check the LLM model with `desktop-kb models status`."),
+    N_("Rebuild it from its files: desktop-kb kb reembed NAME."),
+    N_("The file was skipped; the other files were indexed."),
+    N_("Run `desktop-kb kb list` to see the existing knowledge bases."),
+    N_("Run `desktop-kb models status` to see which models are installed and loadable."),
+    N_("Run `desktop-kb models install` (installs the shipped models), or `desktop-kb models install --from DIR` "
+       "to use a model folder you copied."),
+    N_("The file may be empty, or a scan while OCR is off (settings, or ingest --ocr auto)."),
+    N_("Search with an owner, e.g. --filter owner=NAME (the app: the owner filter)."),
+    N_("Ask a shorter question; to ask about a long text, add it to a knowledge base and ask about it."),
+    N_("If this persists, close other desktop-kb windows and retry."),
+))
+
+
 def localize(message: str) -> str:
     """``message`` in the app's language when its shape is known (English: unchanged)."""
     if language() == "en" or not message:
         return message
+    if message.strip() in _HINTS:
+        return tr(message.strip())
     out = []
     for sentence in re.split(r"(?<=\.)\s+", message.strip()):
         for pattern, template in _PATTERNS:

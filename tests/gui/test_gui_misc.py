@@ -194,3 +194,20 @@ def test_help_checks_this_computer_and_copies_the_report(qtbot, make_window, mon
     assert "CPU" in dialog.report.toPlainText() and "embedder" in dialog.report.toPlainText()
     dialog.copy_btn.click()
     assert QApplication.clipboard().text() == dialog.report.toPlainText()
+
+
+def test_every_hint_of_the_error_tree_is_shown_in_chinese():
+    import inspect
+
+    import desktop_kb.errors as tree
+    from desktop_kb.gui.core_messages import localize
+
+    hints = {c.default_hint for _, c in inspect.getmembers(tree, inspect.isclass)
+             if c.__module__ == tree.__name__ and c.__dict__.get("default_hint")}
+    assert len(hints) >= 15
+    i18n.set_language("zh")
+    try:
+        english = [h for h in hints if not re.search(r"[\u4e00-\u9fff]", localize(h))]
+    finally:
+        i18n.set_language("en")
+    assert english == []
