@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import DesktopKBError, KnowledgeBaseNotFound
-from ..library.sources import cited_sources
+from ..library.sources import CitedSource, cited_sources
 from ..progress import CancelToken
 from ..protocols import SearchFilter
 from ..query.pipeline import check_question
@@ -93,20 +93,24 @@ class AnswerQueue:
             place.release()
 
 
-def answer_record(a: Answer) -> dict[str, Any]:
-    """The answer's citations and verdicts, as the API returns them beside the text."""
-    cites = [{
+def _citation_record(src: CitedSource) -> dict[str, Any]:
+    c = src.citation
+    return {
         "n": c.n, "kb": c.kb, "doc_id": c.doc_id, "file": c.path, "pages": list(c.pages),
         "heading_path": list(c.heading_path), "passage": {"start": c.start, "end": c.end},
         "quote": c.quote, "quote_offsets": None if c.quote_start is None else {"start": c.quote_start, "end": c.quote_end},
-        "sentences": [{"start": s, "end": e, "text": t} for s, e, t in c.evidence],
-        "verdict": c.verdict,
-    } for c in cited_sources(a)]
+        "sentences": [{"start": s, "end": e, "text": t} for s, e, t in src.evidence],
+        "verdict": src.verdict,
+    }
+
+
+def answer_record(a: Answer) -> dict[str, Any]:
+    """The answer's citations and verdicts, as the API returns them beside the text."""
     return {
         "status": a.status,  # answered | refused | clarify
         "refusal": None if a.status == "answered" else {"reason": a.text, "kind": a.refusal or None,
                                                         "problems": list(a.problems)},
-        "citations": cites,
+        "citations": [_citation_record(src) for src in cited_sources(a)],
         "verdicts": [{"sentence": v.sentence, "citations": list(v.citations), "score": v.score, "verdict": v.verdict}
                      for v in a.verdicts],
         "removed": [{"sentence": s, "why": w} for s, w in a.removed],

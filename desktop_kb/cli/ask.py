@@ -9,7 +9,7 @@ import sys
 from typing import Any, TextIO
 
 from ..errors import Cancelled
-from ..library.sources import cited_sources
+from ..library.sources import CitedSource, cited_sources
 from ..progress import CancelToken
 from ..settings import Settings
 from ..types import Answer
@@ -17,16 +17,20 @@ from ..types import Answer
 __all__ = ["DraftStream", "answer_json", "print_result", "register"]
 
 
+def _citation_json(src: CitedSource) -> dict[str, Any]:
+    c = src.citation
+    return {"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
+            "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
+            "quote_start": c.quote_start, "quote_end": c.quote_end,
+            "evidence": [{"start": s, "end": e, "text": t} for s, e, t in src.evidence]}
+
+
 def answer_json(a: Answer) -> dict[str, Any]:
     return {
         "answer": a.text,
         "status": a.status,
         "refusal": a.refusal or None,  # nothing_found | not_stated | unsupported (when refused)
-        "citations": [{"n": c.n, "kb": c.kb, "doc_id": c.doc_id, "path": c.path, "pages": list(c.pages),
-                       "heading_path": list(c.heading_path), "start": c.start, "end": c.end, "quote": c.quote,
-                       "quote_start": c.quote_start, "quote_end": c.quote_end,
-                       "evidence": [{"start": s, "end": e, "text": t} for s, e, t in c.evidence]}
-                      for c in cited_sources(a)],
+        "citations": [_citation_json(src) for src in cited_sources(a)],
         "passages": [{"n": i, "kb": h.kb, "doc_id": h.chunk.doc_id, "path": h.chunk.path,
                       "pages": list(h.chunk.pages), "heading_path": list(h.chunk.heading_path),
                       "start": h.chunk.start, "end": h.chunk.end, "rerank_score": h.rerank_score,
@@ -57,9 +61,9 @@ def _print_sources(a: Answer) -> None:
     cited = {c.n for c in a.citations}
     if a.status == "answered" and a.citations:
         print("\nSources:")
-        for c in cited_sources(a):
-            h = a.passages[c.n - 1]
-            said = c.quote or " … ".join(t for _, _, t in c.evidence)
+        for src in cited_sources(a):
+            c, h = src.citation, a.passages[src.citation.n - 1]
+            said = c.quote or " … ".join(t for _, _, t in src.evidence)
             quote = f' — "{said[:200]}"' if said else ""
             print(f"  [{c.n}] {passage_label(h)}{quote}")
         for sentence, why in a.removed:

@@ -7,24 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..types import Answer
+from ..types import Answer, Citation
 
 __all__ = ["CitedSource", "cited_sources"]
 
 
 @dataclass(frozen=True)
 class CitedSource:
-    n: int
-    kb: str
-    doc_id: str
-    path: str
-    pages: tuple[int, ...]
-    heading_path: tuple[str, ...]
-    start: int  # the passage's offsets in the document's converted Markdown
-    end: int
-    quote: str | None
-    quote_start: int | None
-    quote_end: int | None
+    citation: Citation  # file, pages, heading, the passage's offsets, the quote
     evidence: tuple[tuple[int, int, str], ...]  # the supporting sentences: offsets and text
     verdict: str | None  # the trained verifier's, else "supported" for an answered answer's citations
 
@@ -36,7 +26,5 @@ def cited_sources(a: Answer) -> list[CitedSource]:
         chunk = a.passages[c.n - 1].chunk if 1 <= c.n <= len(a.passages) else None
         text, at = (chunk.text, chunk.start) if chunk is not None else ("", c.start)
         evidence = tuple((s, e, text[max(0, s - at): max(0, e - at)]) for s, e in c.evidence)
-        out.append(CitedSource(c.n, c.kb, c.doc_id, c.path, tuple(c.pages), tuple(c.heading_path), c.start, c.end,
-                               c.quote, c.quote_start, c.quote_end, evidence,
-                               verdict_of.get(c.n, "supported" if a.status == "answered" else None)))
+        out.append(CitedSource(c, evidence, verdict_of.get(c.n, "supported" if a.status == "answered" else None)))
     return out
