@@ -43,6 +43,7 @@ from ..types import (
 )
 from ..verify.answer_check import Checked, CheckOptions, check_answer, with_conditions
 from ..verify.citations import Validation, validate
+from ..verify.conditions import QUOTED
 from ..verify.graded import Thresholds
 from ..verify.judge import judge
 from ..verify.refusal import NOTHING_FOUND
@@ -62,9 +63,6 @@ __all__ = ["MAX_QUESTION_TOKENS", "Events", "Models", "Sources", "answer", "chec
 MAX_QUESTION_TOKENS = 1000
 MAX_HISTORY_TOKENS = 800  # the earlier turns' share
 _MARKS = re.compile(r"\s*\[\d+(?:\s*[,，-]\s*\d+)*\]")
-# the quote an answer's condition check appended (verify/conditions.QUOTE): left out of the history,
-# or the model takes it for the way answers are written and copies it
-_QUOTED = re.compile(r"\s*(?:The passage says: \u201c[^\u201d]*\u201d|原文：\u201c[^\u201d]*\u201d)")
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,7 @@ def recent_history(history: Sequence[tuple[str, str]], turns: int,
     citations took them up)."""
     kept: list[tuple[str, str]] = []
     for question, said in reversed(list(history)[-turns:] if turns > 0 else []):
-        turn = (question, _MARKS.sub("", _QUOTED.sub("", said)))
+        turn = (question, _MARKS.sub("", QUOTED.sub("", said)))  # the condition quote: copied as a style
         budget -= estimate_tokens(turn[0]) + estimate_tokens(turn[1])
         if budget < 0:
             break

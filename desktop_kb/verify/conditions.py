@@ -17,10 +17,14 @@ from ..text.numbers import Quantity, quantities, same_value
 from ..types import Citation, Hit
 from .support import PassageView
 
-__all__ = ["dropped_cases", "quote_cases"]
+__all__ = ["QUOTED", "dropped_cases", "quote_cases"]
 
 _ENDED = re.compile(r"[.!?。！？]\s*(?:\[[\d,\s]+\])?$|[.!?。！？]$")
 QUOTE = {"en": " The passage says: \u201c{sentence}\u201d [{n}]", "zh": "原文：“{sentence}”[{n}]"}
+# the quote as :func:`quote_cases` appends it, found again (its [n] left to the caller): each template's
+# text before the sentence, the sentence, its closing mark
+QUOTED = re.compile(r"\s*(?:" + "|".join(re.escape(t.split("{sentence}")[0].strip()) + "[^\u201d]*\u201d"
+                                            for t in QUOTE.values()) + ")")
 
 
 def _given(q: Quantity, said: Sequence[Quantity]) -> bool:
