@@ -19,26 +19,20 @@ __all__ = ["localize", "localize_pair"]
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), t) for p, t in (
     (r"Knowledge base '(.+)' is in use by another desktop-kb process\.",
      N_("Knowledge base '{0}' is in use by another desktop-kb process.")),
-    (r"Close the other desktop-kb window or command that uses it, then retry\.",
-     N_("Close the other desktop-kb window or command that uses it, then retry.")),
     (r"(.+): (\.\w+) files are not read\.", N_("{0}: {1} files are not read.")),
     (r"Open it in its application and save it as (.+), then add it again\.",
      N_("Open it in its application and save it as {0}, then add it again.")),
     (r"(.+): archives are not opened\.", N_("{0}: archives are not opened.")),
-    (r"Extract it into a folder and add that folder\.", N_("Extract it into a folder and add that folder.")),
     (r"(.+): (\.\w+) files are turned off in the settings\.", N_("{0}: {1} files are turned off in the settings.")),
     (r"Add (\.\w+) to the file types in the settings to read them\.",
      N_("Add {0} to the file types in the settings to read them.")),
     (r"(.+): (\.\w+) files are not supported\.", N_("{0}: {1} files are not supported.")),
     (r"(.+): Files without an extension are not supported\.", N_("{0}: files without an extension are not supported.")),
-    (r"Convert it to PDF, DOCX, Markdown or plain text and add it again\.",
-     N_("Convert it to PDF, DOCX, Markdown or plain text and add it again.")),
-    (r"Remove the password \(or supply it with --pdf-password\) and add the file again\.",
-     N_("Remove the password (or supply it with --pdf-password) and add the file again.")),
 ))
 
 
-# the error tree's own hints (desktop_kb/errors.py, each class's default_hint), word for word
+# fixed sentences, word for word: the error tree's hints (desktop_kb/errors.py, each class's
+# default_hint) and the skipped-file hints without a part that varies
 _HINTS = frozenset((
     N_("Check the value and try again, or reset the settings file."),
     N_("The file seems damaged; open and re-save it in its own application."),
@@ -59,6 +53,10 @@ _HINTS = frozenset((
     N_("Search with an owner, e.g. --filter owner=NAME (the app: the owner filter)."),
     N_("Ask a shorter question; to ask about a long text, add it to a knowledge base and ask about it."),
     N_("If this persists, close other desktop-kb windows and retry."),
+    N_("Close the other desktop-kb window or command that uses it, then retry."),
+    N_("Convert it to PDF, DOCX, Markdown or plain text and add it again."),
+    N_("Remove the password (or supply it with --pdf-password) and add the file again."),
+    N_("Extract it into a folder and add that folder."),  # (unsupported_reason's hint for an archive)
 ))
 
 
@@ -70,6 +68,9 @@ def localize(message: str) -> str:
         return tr(message.strip())
     out = []
     for sentence in re.split(r"(?<=\.)\s+", message.strip()):
+        if sentence in _HINTS:
+            out.append(tr(sentence))
+            continue
         for pattern, template in _PATTERNS:
             m = pattern.fullmatch(sentence)
             if m:
