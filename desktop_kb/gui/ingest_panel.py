@@ -203,15 +203,11 @@ class IngestPanel(QWidget):
             item = QListWidgetItem(f"{Path(f.path).name}: {error}")
             item.setToolTip(f"{f.path}\n{error}" + (f"\n{hint}" if hint else ""))
             self.failed_list.addItem(item)
-        self.failed_label.setVisible(bool(report.failed))
-        self.failed_list.setVisible(bool(report.failed))
         self.skipped_list.clear()
         for f in report.skipped:
             item = QListWidgetItem(" ".join(localize_pair(f.error, f.hint)).strip())
             item.setToolTip(f.path)
             self.skipped_list.addItem(item)
-        self.skipped_label.setVisible(bool(report.skipped))
-        self.skipped_list.setVisible(bool(report.skipped))
         if report.ocr:
             pages = sum(len(p) for _, p in report.ocr)
             self.current.setText(tr_n("Read by OCR: 1 file, {pages} pages.", "Read by OCR: {n} files, {pages} pages.",
@@ -228,10 +224,9 @@ class IngestPanel(QWidget):
     def _fold(self) -> None:
         """Done: the summary line stays; the bar goes, and the lists wait behind "Details"."""
         self.bar.hide()
-        listed = self.failed_list.count() + self.skipped_list.count() + bool(self.current.text())
-        self.details_btn.setVisible(bool(listed))
-        self.details_btn.setText(tr("Details ({n})", n=self.failed_list.count() + self.skipped_list.count())
-                                 if self.failed_list.count() + self.skipped_list.count() else tr("Details"))
+        n = self.failed_list.count() + self.skipped_list.count()
+        self.details_btn.setVisible(bool(n or self.current.text()))
+        self.details_btn.setText(tr("Details ({n})", n=n) if n else tr("Details"))
         self._show_details(self.details_btn.isChecked())
 
     def _show_details(self, shown: bool) -> None:
