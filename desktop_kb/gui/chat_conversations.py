@@ -38,20 +38,20 @@ class ConversationActions:
     def open_conversation(self, conv_id: str) -> bool:
         if conv_id == self.conversation.id:
             return True
-        for c in self.store.load(self.kbs):
-            if c.id == conv_id:
-                self.stop()
-                self.conversation = c
-                self._editing = None
-                self._fill_list()
-                self.render()
-                return True
-        return False
+        found = self.store.get(self.kbs, conv_id)
+        if found is None:
+            return False
+        self.stop()
+        self.conversation = found
+        self._editing = None
+        self._fill_list()
+        self.render()
+        return True
 
     def rename_conversation(self, conv_id: str, name: str) -> None:
-        self.store.rename(self.kbs, conv_id, name)
+        stored = self.store.rename(self.kbs, conv_id, name)
         if conv_id == self.conversation.id:
-            self.conversation.name = " ".join(name.split())[:120]
+            self.conversation.name = stored
         self._fill_list()
 
     def delete_conversation(self, conv_id: str) -> None:
@@ -76,18 +76,19 @@ class ConversationActions:
         self._fill_list()
 
     def _export_dialog(self, conv_id: str) -> None:
-        conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
+        conv = self.store.get(self.kbs, conv_id)
         if conv is None:
             return
         name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in conv.title)[:60].strip() or "conversation"
         path, _ = QFileDialog.getSaveFileName(self, tr("Export as Markdown…"), f"{name}.md", "Markdown (*.md)")
         if path:
-            self.export_conversation(conv_id, Path(path))
+            self._write_export(conv, Path(path))
 
     def export_conversation(self, conv_id: str, path: Path) -> bool:
-        conv = next((c for c in self.store.load(self.kbs) if c.id == conv_id), None)
-        if conv is None:
-            return False
+        conv = self.store.get(self.kbs, conv_id)
+        return conv is not None and self._write_export(conv, path)
+
+    def _write_export(self, conv: Conversation, path: Path) -> bool:
         try:
             path.write_text(conversation_markdown(conv, self.document_text), encoding="utf-8")
         except OSError as exc:

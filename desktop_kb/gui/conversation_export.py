@@ -33,6 +33,20 @@ def supporting_text(c: Citation, document_text: DocumentText | None) -> str:
     return " ".join(" ".join(text[a:b].split()) for a, b in c.evidence if 0 <= a < b <= len(text))
 
 
+def _read_once(document_text: DocumentText | None) -> DocumentText | None:
+    """``document_text`` reading each document once for one export (answers cite the same files)."""
+    if document_text is None:
+        return None
+    read: dict[tuple[str, str], str] = {}
+
+    def text(kb: str, doc_id: str) -> str:
+        if (kb, doc_id) not in read:
+            read[kb, doc_id] = document_text(kb, doc_id)
+        return read[kb, doc_id]
+
+    return text
+
+
 def _sources(turn: Turn, document_text: DocumentText | None) -> list[str]:
     lines = []
     for c in sorted(turn.citations, key=lambda c: c.n):
@@ -46,7 +60,7 @@ def answer_markdown(turn: Turn, document_text: DocumentText | None = None) -> st
     body = turn.answer.strip() if turn.status in ("answered", "refused", "clarify") else ""
     if not body:
         body = tr("(no answer: {status})", status=turn.status)
-    sources = _sources(turn, document_text)
+    sources = _sources(turn, _read_once(document_text))
     return body + ("\n\n" + tr("Sources") + ":\n" + "\n".join(f"- {s}" for s in sources) if sources else "")
 
 
@@ -55,6 +69,7 @@ def conversation_markdown(conv: Conversation, document_text: DocumentText | None
     when = _dt.datetime.fromtimestamp(conv.created_at).strftime("%Y-%m-%d %H:%M") if conv.created_at else ""
     out = [f"# {conv.title or tr('Conversation')}", "",
            tr("Knowledge bases: {kbs}", kbs=", ".join(conv.kbs)) + (f" · {when}" if when else ""), ""]
+    document_text = _read_once(document_text)
     for turn in conv.turns:
         out += [f"## {turn.question.strip()}", "", answer_markdown(turn, document_text), ""]
     return "\n".join(out).rstrip() + "\n"

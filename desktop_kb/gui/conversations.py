@@ -195,12 +195,18 @@ class ConversationStore:
         convs = [c for c in self.load(conv.kbs) if c.id != conv.id] + [conv]
         self._write(conv.kbs, sorted(convs, key=lambda c: c.created_at, reverse=True))
 
-    def rename(self, kbs: Sequence[str], conv_id: str, name: str) -> None:
+    def get(self, kbs: Sequence[str], conv_id: str) -> Conversation | None:
+        return next((c for c in self.load(kbs) if c.id == conv_id), None)
+
+    def rename(self, kbs: Sequence[str], conv_id: str, name: str) -> str:
+        """Store ``name`` (spaces run together, at most 120 characters) and return it as stored."""
+        name = " ".join(name.split())[:120]
         convs = self.load(kbs)
         for c in convs:
             if c.id == conv_id:
-                c.name = " ".join(name.split())[:120]
+                c.name = name
         self._write(kbs, convs)
+        return name
 
     def forget_kb(self, name: str) -> None:
         """A knowledge base was deleted: drop the conversations that used it."""
