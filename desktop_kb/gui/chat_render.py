@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..types import Citation
 from .conversations import Turn
+from .core_messages import localize
 from .i18n import tr
 from .markdown import cite_href, markdown_to_html
 
@@ -72,7 +73,10 @@ def turn_notes(turn: Turn) -> list[str]:
         notes.append(tr("The question is ambiguous — please clarify or rephrase."))
     elif turn.status == "stopped":
         notes.append(tr("Stopped — not checked; the draft is not shown."))
-    notes.extend(n for n in turn.notes if n and n not in turn.answer)
+    if turn.scope:
+        notes.append(localize(f"Answered from {turn.scope}."))
+    # (older files kept "Answered from …" among the notes, in English: shown in the UI's language)
+    notes.extend(localize(n) for n in turn.notes if n and n not in turn.answer)
     if turn.uncited:
         notes.append(tr("Not backed by a cited passage: {sentences}",
                         sentences=" ".join(f"“{u}”" for u in turn.uncited)))

@@ -44,6 +44,7 @@ class Turn:
     filter: str = ""  # the filter bar's choice this answer was searched with ("" = everything)
     asked_at: int = field(default_factory=lambda: int(time.time()))
     seconds: float = 0.0  # from the question to the checked answer (0: not finished, or an older file)
+    scope: str = ""  # what a section / document answer was read from (Answer.scope; answered only)
 
     @property
     def finished(self) -> bool:
@@ -68,8 +69,7 @@ class Turn:
         self.notes = []
         if answer.fallback is not None and answer.fallback.message:
             self.notes.append(answer.fallback.message)
-        if answer.scope:
-            self.notes.append(f"Answered from {answer.scope}.")
+        self.scope = answer.scope if answer.status == "answered" else ""  # a refusal was answered from nothing
         self.notes.extend(p for p in answer.problems if p.startswith(NOT_JUDGED))
         # (a refusal's own text says why, in the passage's words: no second reason under it)
 
@@ -100,7 +100,7 @@ class Turn:
             uncited=[str(u) for u in d.get("uncited", [])], removed=[str(r) for r in d.get("removed", [])],
             uncertain=[str(u) for u in d.get("uncertain", [])],
             filter=str(d.get("filter", "")), asked_at=int(d.get("asked_at", 0)),
-            seconds=float(d.get("seconds", 0.0) or 0.0),
+            seconds=float(d.get("seconds", 0.0) or 0.0), scope=str(d.get("scope", "") or ""),
         )
 
 

@@ -28,6 +28,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), t) fo
      N_("Add {0} to the file types in the settings to read them.")),
     (r"(.+): (\.\w+) files are not supported\.", N_("{0}: {1} files are not supported.")),
     (r"(.+): Files without an extension are not supported\.", N_("{0}: files without an extension are not supported.")),
+    # what a section or document answer was read from (query/scope.py, Scope.describe)
+    (r"Answered from section \u201c(.+)\u201d of (.+)\.", N_("Answered from section “{0}” of {1}.")),
+    (r"Answered from the whole of (.+)\.", N_("Answered from the whole of {0}.")),
 ))
 
 
@@ -57,6 +60,7 @@ _HINTS = frozenset((
     N_("Convert it to PDF, DOCX, Markdown or plain text and add it again."),
     N_("Remove the password (or supply it with --pdf-password) and add the file again."),
     N_("Extract it into a folder and add that folder."),  # (unsupported_reason's hint for an archive)
+    N_("Answered from the library."),
 ))
 
 

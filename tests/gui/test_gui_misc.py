@@ -211,3 +211,21 @@ def test_every_hint_of_the_error_tree_is_shown_in_chinese():
     finally:
         i18n.set_language("en")
     assert english == []
+
+
+def test_the_scope_of_a_whole_document_answer_is_said_only_when_answered_and_in_the_uis_language():
+    from desktop_kb.gui.chat_render import turn_notes
+    from desktop_kb.types import Answer
+
+    answered, refused = Turn("Overview?"), Turn("Overview?")
+    answered.apply_answer(Answer("Overview?", "It covers hotels [1].", "answered", scope="the whole of 员工手册.md"))
+    refused.apply_answer(Answer("Overview?", "The answer I drafted is not what the cited passage says.", "refused",
+                                scope="the whole of 员工手册.md"))
+    assert "Answered from the whole of 员工手册.md." in turn_notes(answered)
+    assert not any("Answered from" in n for n in turn_notes(refused))  # a refusal was answered from nothing
+    back = Turn.from_json(answered.to_json())
+    i18n.set_language("zh")
+    try:
+        assert "根据 员工手册.md 全文作答。" in turn_notes(back)
+    finally:
+        i18n.set_language("en")
