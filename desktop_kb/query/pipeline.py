@@ -47,6 +47,8 @@ from ..verify.conditions import QUOTED
 from ..verify.graded import Thresholds
 from ..verify.judge import judge
 from ..verify.refusal import NOTHING_FOUND
+from ..verify.subject import absent_subject
+from ..verify.support import PassageView
 from .alternate import judge_question, other_passages, passage_answer, renumber
 from .generate import generate
 from .prompts import correction_message
@@ -285,7 +287,9 @@ class _Checker:
         if own is not None:  # the judge read the passage's own answer: that is the answer
             return Draft(own.text, draft.messages, draft.prompt_tokens), own
         cited = refused.withheld.citations if refused.withheld is not None else refused.citations
-        others = self._most_likely(other_passages(draft.text, cited, len(reading.passages)))
+        others = [n for n in other_passages(draft.text, cited, len(reading.passages))  # those naming what is asked
+                  if not absent_subject(self.question, [PassageView(reading.passages[n - 1]).context])]
+        others = self._most_likely(others)
         for n in others[: self.q.alternate_passages]:
             if events.on_restart is not None:
                 events.on_restart()

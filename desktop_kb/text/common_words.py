@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .tokenize import tokenize
 
-__all__ = ["COMMON_RANK", "COMMON_RANK_ZH", "common_chinese", "common_english"]
+__all__ = ["COMMON_RANK", "COMMON_RANK_ZH", "chinese_rank", "common_chinese", "common_english"]
 
 COMMON_RANK = 10_000
 # fewer than English: the 5,000th word is 称呼 / 官职's neighbourhood, beyond it come the content
@@ -43,16 +43,29 @@ def common_english(limit: int = COMMON_RANK) -> frozenset[str]:
 
 
 @cache
-def common_chinese(limit: int = COMMON_RANK_ZH) -> frozenset[str]:
-    """The ``limit`` commonest Chinese words of jieba's dictionary (by its frequencies); empty
-    when the dictionary is missing."""
+def _chinese_ranks() -> dict[str, int]:
+    """jieba's dictionary words by their rank in its frequencies (0 the commonest); empty when the
+    dictionary is missing."""
     spec = importlib.util.find_spec("jieba")
     if spec is None or spec.origin is None:
-        return frozenset()
+        return {}
     try:
         with (Path(spec.origin).parent / "dict.txt").open(encoding="utf-8") as fh:
             rows = [line.split() for line in fh]
     except (OSError, UnicodeDecodeError):
-        return frozenset()
+        return {}
     counted = sorted(((r[0], int(r[1])) for r in rows if len(r) >= 2 and r[1].isdigit()), key=lambda r: -r[1])
-    return frozenset(w for w, _ in counted[:limit])
+    return {w: i for i, (w, _) in enumerate(counted)}
+
+
+def chinese_rank(word: str) -> int | None:
+    """A Chinese word's rank in jieba's dictionary by frequency; None when the dictionary lacks it
+    (a name the segmenter guessed: 线蚓, 潘淑)."""
+    return _chinese_ranks().get(word)
+
+
+@cache
+def common_chinese(limit: int = COMMON_RANK_ZH) -> frozenset[str]:
+    """The ``limit`` commonest Chinese words of jieba's dictionary (by its frequencies); empty
+    when the dictionary is missing."""
+    return frozenset(w for w, i in _chinese_ranks().items() if i < limit)

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_ratio", "is_cjk_char", "lone_surrogate", "reads_as_chinese", "token_id", "tokenize"]
+__all__ = ["cjk_ratio", "is_cjk_char", "lone_surrogate", "reads_as_chinese", "segment", "token_id", "tokenize"]
 
 # A compact English list (function words only): large lists drop content words such as
 # "research", "system" or "information", which hurts retrieval.
@@ -81,6 +81,24 @@ def _segmenter() -> Callable[[str], list[str]]:
 
         jieba.setLogLevel(logging.WARNING)
         return lambda text: list(jieba.cut_for_search(text))
+
+
+@lru_cache(maxsize=1)
+def _words() -> Callable[[str], list[str]]:
+    try:
+        import rjieba
+
+        return rjieba.cut
+    except ImportError:  # pragma: no cover - depends on the platform's wheels
+        import jieba
+
+        return lambda text: list(jieba.cut(text))
+
+
+def segment(text: str) -> list[str]:
+    """A Chinese run cut into words, each once and in order (no sub-words, unlike
+    :func:`tokenize`): 线蚓鳗的体长 → 线蚓, 鳗, 的, 体长."""
+    return [w for w in _words()(text) if w.strip()]
 
 
 @lru_cache(maxsize=1)

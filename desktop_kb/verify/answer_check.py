@@ -41,7 +41,8 @@ from .repair import (
     remove_sentences,
     repoint_citations,
 )
-from .support import PassageView
+from .subject import absent_subject
+from .support import PassageView, cite_marks
 
 __all__ = ["CheckOptions", "Checked", "check_answer", "language", "with_conditions"]
 
@@ -312,6 +313,11 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
                                       best_dense=best_dense)
     signals = Answerability(None, threshold, weak_retrieval, best_dense, missing)
     result = replace(result, answerability=signals)
+    cited = [passages[c.n - 1] for c in check.citations if 1 <= c.n <= len(passages)]
+    ordered = [*cited, *(h for h in passages if h not in cited)]
+    elsewhere = _about_something_else(question, result, cited, ordered)
+    if elsewhere is not None:
+        return elsewhere
     try:
         with timed(timings, "judge"):
             verdict = judge(asked, check.citations, passages, scorer, threshold, answer=result.text,
@@ -331,14 +337,36 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
         text = unsupported(lang, check.citations[0].n if check.citations else None, answer=verdict.span)
         kind = UNSUPPORTED
     else:
-        cited = [passages[c.n - 1] for c in check.citations if 1 <= c.n <= len(passages)]
-        rest = [h for h in passages if h not in cited]
         related = not weak_retrieval and not missing and not uncovered(question, passages)
-        text = not_stated(lang, [*cited, *rest], related=related)
+        text = not_stated(lang, ordered, related=related)
         kind = NOT_STATED
     return Checked("refused", text, check, problems=(reason,), judge_score=verdict.score, withheld=result,
                    answerability=signals, verdicts=result.verdicts, refusal=kind)
 
+
+def _about_something_else(question: str, result: Checked, cited: Sequence[Hit],
+                          ordered: Sequence[Hit]) -> Checked | None:
+    """The refusal of an answer whose cited passages do not name what the question asks about
+    (蟒鳗's length for 线蚓鳗's; :mod:`.subject`); None when they do. The refusal names it when no
+    passage found does."""
+    absent = absent_subject(question, [PassageView(h).context for h in cited])
+    if not absent:
+        return None
+    lang, check = language(question), result.validation
+    named = not absent_subject(question, [PassageView(h).context for h in ordered])
+    why = SUBJECT_ABSENT[lang].format(n=cite_marks(sorted({c.n for c in check.citations})), name=absent)
+    signals = result.answerability
+    if signals is not None:
+        signals = replace(signals, missing_terms=(*signals.missing_terms, absent))
+    return Checked("refused", not_stated(lang, ordered, related=False, absent="" if named else absent), check,
+                   problems=(why,), withheld=result, answerability=signals, verdicts=result.verdicts,
+                   refusal=NOT_STATED)
+
+
+SUBJECT_ABSENT = {
+    "en": "the cited passages ({n}) do not name “{name}”, which the question asks about",
+    "zh": "所引段落（{n}）没有提到问题所问的“{name}”",
+}
 
 VERIFIER_NOT_STATED = {
     "en": "the cited passage does not state this as the answer to the question (verifier {p:.2f})",

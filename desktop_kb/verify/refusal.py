@@ -65,16 +65,21 @@ def best_sentence(question: str, hit: Hit, limit: int = 200) -> str:
     return passage_words(" ".join(view.text[start:end].split()), limit)
 
 
-def not_stated(lang: str, passages: Sequence[Hit], *, related: bool) -> str:
+def not_stated(lang: str, passages: Sequence[Hit], *, related: bool, absent: str = "") -> str:
     """Passages were found, none states the answer: what they speak of, "about this" only when
-    ``related`` (strong retrieval, every key term of the question in them)."""
+    ``related`` (strong retrieval, every key term of the question in them); with ``absent``, the
+    name the question asks about that the passages answered from do not hold."""
     names = topics(passages)
     if lang == "zh":
         listed = "、".join(f"“{n}”" for n in names)
+        if absent:
+            return f"找到的段落讲的是{listed}，都没有提到“{absent}”，因此不作猜测。"
         if related:
             return f"找到的段落（{listed}）与此相关，但没有一段说明这个问题的答案，因此不作猜测。"
         return f"找到的段落讲的是{listed}，没有一段回答这个问题，因此不作猜测。"
     listed = "; ".join(names)
+    if absent:
+        return f"The passages found speak of {listed}; none of them names \u201c{absent}\u201d, so I won't guess."
     if related:
         return (f"The passages found ({listed}) are about this, but none of them states the answer to the "
                 "question as asked, so I won't guess.")

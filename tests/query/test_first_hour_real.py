@@ -1,7 +1,8 @@
 """A new user's first hour, with the real shipped models (e5-small, BM25, qdrant-edge,
 Qwen2.5-Coder-1.5B): an overview of a whole document, a follow-up, an answer that stands in the
 second passage found (in Chinese, asked in English), a refusal with one reason, and a figure that
-keeps its condition. Each path is what issue #56 found ending badly; no fakes."""
+keeps its condition, and a question about a fish the documents do not have, which must not be
+answered with another fish's length. Each path is what issue #56 found ending badly; no fakes."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ This is a preliminary estimate: hidden damage found after disassembly may be add
 """
 
 
+EELS = {  # two fish; the one asked about is in neither
+    "蟒鳗.md": "# 蟒鳗\n\n蟒鳗为辐鳍鱼纲鳗鲡目蚓鳗科的其中一种，分布于印度太平洋区，水深5至30公尺，体长可达42公分。\n",
+    "裸胸鳝.md": "# 裸胸鳝\n\n裸胸鳝为辐鳍鱼纲鳗鲡目海鳝科的其中一种，栖息于珊瑚礁区，体长可达80公分，以小鱼为食。\n",
+}
+
+
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory, shipped_llm):
     from real_models import real_settings_for
@@ -50,6 +57,8 @@ def lib(tmp_path_factory, shipped_llm):
     for f in SAMPLES.iterdir():
         shutil.copy(f, d / f.name)
     (d / "repair-estimate.md").write_text(INVOICE, encoding="utf-8")
+    for name, text in EELS.items():
+        (d / name).write_text(text, encoding="utf-8")
     library = Library.open(real_settings_for(d.parent / (d.name + "-data"), shipped_llm))
     library.ingest("kb", [d])
     yield library
@@ -127,3 +136,12 @@ def test_a_figure_keeps_its_condition(lib):
     assert "500" in a.text or "五百" in a.text
     assert "六百" in a.text or "600" in a.text, a.text  # 一线城市不超过六百元, from the same sentence
     _quotes_hold(a)
+
+
+def test_a_question_about_a_thing_no_document_names_is_not_answered_with_another(lib):
+    a = lib.ask("线蚓鳗的体长是多少？", kbs=["kb"])
+    assert a.status == "refused", (a.text, a.problems)
+    assert "42" not in a.text and "80" not in a.text
+    assert a.refusal in ("not_stated", "nothing_found"), a.refusal
+    named = lib.ask("蟒鳗的体长可达多少？", kbs=["kb"])  # the same question about the fish they have
+    assert named.status == "answered" and "42" in named.text, (named.text, named.problems)

@@ -367,3 +367,32 @@ def test_the_history_leaves_out_the_quote_a_condition_check_appended():
     en = "500元 a night [2]." + QUOTE["en"].format(sentence="住宿费用每晚不超过五百元，一线城市不超过六百元。", n=2)
     zh = "每晚500元。[1]" + QUOTE["zh"].format(sentence="住宿费用每晚不超过五百元。", n=1)
     assert recent_history([("Hotel?", en), ("住宿？", zh)], 4) == [("Hotel?", "500元 a night."), ("住宿？", "每晚500元。")]
+
+
+def test_an_answer_about_another_thing_than_asked_is_refused_without_trying_passages_that_do_not_name_it(
+        settings, tmp_path, scripted):
+    """线蚓鳗's article is not in the documents: the model answers with 蟒鳗's length; the
+    refusal names what was asked, and no other passage is read alone, as none names it."""
+    d = tmp_path / "fish"
+    d.mkdir()
+    (d / "蟒鳗.md").write_text("# 蟒鳗\n\n蟒鳗为蚓鳗科的其中一种，体长可达42公分。\n", encoding="utf-8")
+    (d / "裸胸鳝.md").write_text("# 裸胸鳝\n\n裸胸鳝为鳗鲡目的其中一种，体长可达80公分。\n", encoding="utf-8")
+
+    class Model(scripted):
+        def chat(self, messages, **kw):
+            if kw.get("json_schema") is None:
+                prompt = messages[-1]["content"]
+                n = next(k for k in "123456" if f"[{k}] (蟒鳗.md" in prompt)
+                self.answers = [f"蟒鳗的体长可达42公分[{n}]。"]
+            return super().chat(messages, **kw)
+
+        def yes_no(self, messages, *, cancel=None):
+            return 4.0
+
+    gen = Model()
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [d])
+        a = lib.ask("线蚓鳗的体长是多少？", kbs=["kb"])
+    assert a.status == "refused" and a.refusal == "not_stated", a.text
+    assert "线蚓鳗" in a.text and "42" not in a.text
+    assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no passage read alone
