@@ -77,8 +77,8 @@ def with_missing_terms(results: list[dict[str, Any]], records_path: Path) -> lis
         return results
     from desktop_kb.eval.claims import _hit, load_records
     from desktop_kb.text.term_stats import TermStats
-    from desktop_kb.verify.answer_check import missing_terms
     from desktop_kb.verify.citations import validate
+    from desktop_kb.verify.question import missing_terms
 
     records = {r.id: r for r in load_records(records_path)}
     hits = {p: _hit(*p) for r in records.values() for p in r.passages}

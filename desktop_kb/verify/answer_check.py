@@ -29,8 +29,7 @@ from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .conditions import dropped_cases, quote_cases
 from .graded import Thresholds, grade
 from .judge import NOT_JUDGED, judge, rejection_reason
-from .premise import unstated_details
-from .question import question_key_terms
+from .question import missing_terms
 from .refusal import NOT_STATED, UNSUPPORTED, best_sentence, drafted_wrong, not_stated, uncovered, unsupported
 from .repair import (
     attach_citations,
@@ -394,20 +393,3 @@ def graded_check(question: str, draft: _Draft, result: Checked, passages: Sequen
     text = unsupported(lang, n, words=best_sentence(question, passages[n - 1]) if n else "")
     return Checked("refused", text, result.validation, problems=tuple(f"{s}: {w}" for s, w in why),
                    withheld=replace(result, verdicts=verdicts), verdicts=verdicts, refusal=UNSUPPORTED)
-
-
-def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
-                  stats: TermStats | None) -> tuple[str, ...]:
-    """The question's key terms (its rare words and names) that no cited passage has, then its
-    figures that none states by value (:mod:`.premise`: "in 1765" over passages that say 1756);
-    none when the passages are in another language than the question (the terms would not match)."""
-    return _unstated(question, [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)],
-                     stats)
-
-
-def _unstated(question: str, views: Sequence[PassageView], stats: TermStats | None) -> tuple[str, ...]:
-    if not views or all(v.cjk != (language(question) == "zh") for v in views):
-        return ()
-    terms = [t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views)]
-    details = [d for d in unstated_details(question, [v.context for v in views]) if d.lower() not in terms]
-    return (*terms, *details)

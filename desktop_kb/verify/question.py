@@ -15,11 +15,13 @@ from ..text.common_words import common_chinese, common_english
 from ..text.numbers import quantities
 from ..text.term_stats import TermStats
 from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
+from ..types import Citation, Hit
 from .claim_terms import FILLER, OR_NOT, PERCENT_Q, PERSON_Q, QUANTITY_Q, QUESTION_WORDS, TIME_Q, VAGUE
 from .contrast import contrast
+from .premise import unstated_details
 from .support import Claim, PassageView, cite_marks, latin_names, negates, quantity_found
 
-__all__ = ["QUESTION_MISSING_MIN", "QUESTION_RARE_SHARE", "check_question", "question_key_terms"]
+__all__ = ["QUESTION_MISSING_MIN", "QUESTION_RARE_SHARE", "check_question", "missing_terms", "question_key_terms"]
 
 QUESTION_RARE_SHARE = 0.02  # support's rare-word share for the question's words (questions paraphrase more)
 _FIGURE = re.compile(r"\d+(?:s|th|st|nd|rd)?")
@@ -91,3 +93,20 @@ def check_question(
             kind = "who" if PERSON_Q.search(question) else "when"
             return f"The answer does not say {kind} with words from passage {cites}."
     return None
+
+
+def missing_terms(question: str, citations: Sequence[Citation], passages: Sequence[Hit],
+                  stats: TermStats | None) -> tuple[str, ...]:
+    """The question's key terms (its rare words and names) that no cited passage has, then its
+    figures that none states by value (:mod:`.premise`: "in 1765" over passages that say 1756);
+    none when the passages are in another language than the question (the terms would not match)."""
+    return _unstated(question, [PassageView(passages[c.n - 1]) for c in citations if 1 <= c.n <= len(passages)],
+                     stats)
+
+
+def _unstated(question: str, views: Sequence[PassageView], stats: TermStats | None) -> tuple[str, ...]:
+    if not views or all(v.cjk != (cjk_ratio(question) > 0.3) for v in views):
+        return ()
+    terms = [t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views)]
+    details = [d for d in unstated_details(question, [v.context for v in views]) if d.lower() not in terms]
+    return (*terms, *details)

@@ -5,9 +5,10 @@ terms."""
 from __future__ import annotations
 
 from desktop_kb.types import Chunk, Hit
-from desktop_kb.verify.answer_check import CheckOptions, check_answer, missing_terms
+from desktop_kb.verify.answer_check import CheckOptions, check_answer
 from desktop_kb.verify.citations import validate
 from desktop_kb.verify.premise import question_figures, unstated_details
+from desktop_kb.verify.question import missing_terms
 
 PASSAGE = "In 1756 the reinforcements for New France were led by the Chevalier de Lévis."
 
