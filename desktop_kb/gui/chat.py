@@ -53,6 +53,7 @@ from .i18n import tr
 from .markdown import cite_href, parse_cite_href
 from .question_edit import QuestionEdit
 from .tasks import TaskHandle, TaskRunner
+from .transcript_view import Place, place_at
 
 __all__ = ["AskFn", "ChatWidget", "QuestionEdit", "citation_label", "citing_sentence"]
 
@@ -115,6 +116,7 @@ class ChatWidget(ConversationActions, QWidget):
         layout.addWidget(self.kbs_label)
 
         self.transcript = QTextBrowser()
+        self.click_place: Place | None = None
         self.transcript.setObjectName("transcript")
         self.transcript.setOpenLinks(False)
         self.transcript.setOpenExternalLinks(False)
@@ -350,6 +352,8 @@ class ChatWidget(ConversationActions, QWidget):
         else:
             cite = turn.citation(n)
         if cite is not None:
+            # where the footnote was clicked: kept in view when the viewer opens beside the transcript
+            self.click_place = place_at(self.transcript, self.transcript.viewport().mapFromGlobal(QCursor.pos()))
             self.citation_clicked.emit(cite, citing_sentence(turn.answer, n))
 
     def _on_hover(self, url: QUrl) -> None:

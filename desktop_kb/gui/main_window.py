@@ -44,6 +44,7 @@ from .settings_dialog import SettingsDialog
 from .state import GuiState, remember_data_dir
 from .tasks import TaskHandle, TaskRunner
 from .toc_tree import TocTree
+from .transcript_view import place_at, restore_place
 from .viewer import ViewerPane
 from .watching import Watching
 from .window_ingest import DEFAULT_KB, IngestWiring, local_paths
@@ -282,9 +283,12 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
             if not self.viewer.isVisible():
                 total = sum(self.splitter.sizes()) or self.width()
                 left = self.splitter.sizes()[0] or 330
+                place = self.chat.click_place or place_at(self.chat.transcript)
                 self.viewer.show()
                 rest = max(0, total - left)
                 self.splitter.setSizes([left, rest * 52 // 100, rest * 48 // 100])
+                # the transcript narrows and reflows: the answer read stays where it was
+                QTimer.singleShot(0, self, lambda: restore_place(self.chat.transcript, place))
             self.viewer.show_citation(citation, str(text), context, ocr)
             self.viewer_opened.emit(citation)
 

@@ -150,6 +150,44 @@ def test_clicking_footnote_opens_viewer_with_highlighted_passage(qtbot, make_win
     assert opened_files == [cite.path]
 
 
+def _link_rect(browser, href: str):
+    doc = browser.document()
+    cursor = QTextCursor(doc)
+    for pos in range(1, doc.characterCount()):
+        cursor.setPosition(pos)
+        if cursor.charFormat().anchorHref() == href:
+            return browser.cursorRect(cursor)
+    return None
+
+
+def test_the_answer_whose_footnote_was_clicked_stays_in_view_when_the_viewer_opens(qtbot, make_window, docs):
+    """The viewer narrows the transcript, whose text reflows longer: the clicked footnote stays at
+    its height on screen instead of sliding away with the reflow."""
+    win = make_window()
+    win.resize(1300, 760)
+    ingest(qtbot, win, docs)
+    fake = win.chat.ask_fn
+    fake.text, fake.delay_s = LONG_ANSWER, 0
+    for q in ("When is the invoice due?", "And the second invoice?", "And the third one?"):
+        with qtbot.waitSignal(win.chat.answer_finished, timeout=10000):
+            ask(qtbot, win, q)
+    browser = win.chat.transcript
+    href = "cite:1#2"
+    qtbot.waitUntil(lambda: _link_rect(browser, href) is not None and not win.chat._render_timer.isActive(),
+                    timeout=3000)
+    before = _link_rect(browser, href)
+    assert 0 <= before.top() and before.bottom() <= browser.viewport().height()
+    point = before.center()
+    point.setX(point.x() + 1)
+    qtbot.mouseMove(browser.viewport(), point)  # the pointer on the footnote, as a hand moves it there
+    with qtbot.waitSignal(win.viewer_opened, timeout=5000):
+        qtbot.mouseClick(browser.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.wait(50)
+    after = _link_rect(browser, href)
+    assert 0 <= after.top() and after.bottom() <= browser.viewport().height(), (before, after)
+    assert abs(after.top() - before.top()) <= 2 * before.height(), (before, after)
+
+
 def test_refusal_shows_status_line_and_passages_found(qtbot, make_window, docs):
     win = make_window()
     ingest(qtbot, win, docs)
