@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import ConfigError, QuestionTooLong
 from ..progress import CancelToken, timed
@@ -41,7 +41,7 @@ from ..types import (
     Answer,
     Citation,
 )
-from ..verify.answer_check import Checked, CheckOptions, check_answer, with_conditions
+from ..verify.answer_check import Checked, CheckOptions, check_answer, language, with_conditions
 from ..verify.citations import Validation, validate
 from ..verify.conditions import QUOTED
 from ..verify.graded import Thresholds
@@ -51,6 +51,7 @@ from ..verify.subject import absent_subject
 from ..verify.support import PassageView
 from .alternate import judge_question, other_passages, passage_answer, renumber
 from .generate import generate
+from .one_script import chinese_runs, in_one_script
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read
 from .retrieve import KBView
@@ -169,6 +170,9 @@ def answer(
     checked = checker.check(draft)
     if not checked.accepted and checked.refusal != NOTHING_FOUND and found.scope is None:
         draft, checked = checker.alternates(draft, checked)
+    if checked.accepted and language(question) == "en" and chinese_runs(checked.text):
+        with timed(timings, "translate"):  # "the Beijing地铁10号线" → "Beijing Subway Line 10 (地铁10号线)"
+            checked = replace(checked, text=in_one_script(checked.text, models.small, cancel=events.cancel))
     return _answer(question, found, reading, draft, checked, timings)
 
 

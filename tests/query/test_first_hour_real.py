@@ -14,6 +14,7 @@ import pytest
 
 from desktop_kb.library.kb import Library
 from desktop_kb.query.loops import LoopGuard
+from desktop_kb.query.one_script import chinese_runs
 from desktop_kb.verify.citations import find_in_passage
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
@@ -119,6 +120,7 @@ def test_the_answer_found_in_the_second_passage_is_given(lib):
     assert any("员工手册" in p for p in cited), a.text
     assert "500" in a.text or "五百" in a.text, a.text
     assert "600" in a.text or "六百" in a.text, a.text  # the first-tier condition kept
+    assert not chinese_runs(a.text), a.text  # in English: the passage's words only quoted or in brackets
     _quotes_hold(a)
 
 

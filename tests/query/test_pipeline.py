@@ -396,3 +396,34 @@ def test_an_answer_about_another_thing_than_asked_is_refused_without_trying_pass
     assert a.status == "refused" and a.refusal == "not_stated", a.text
     assert "线蚓鳗" in a.text and "42" not in a.text
     assert len([c for c in gen.calls if c["json_schema"] is None]) == 1  # no passage read alone
+
+
+def test_an_english_answer_over_chinese_passages_is_given_in_english(settings, tmp_path, scripted, monkeypatch):
+    """The model leaves Chinese words in its English answer: they are put into English, the
+    passage's words kept in brackets after them."""
+    from desktop_kb.verify import support
+
+    monkeypatch.setattr(support, "CROSS_LANGUAGE_MIN", -1.0)  # the hash embedder cannot read across languages
+    docs = tmp_path / "zh"
+    docs.mkdir()
+    (docs / "地铁.md").write_text("# 苏州街站\n\n苏州街站是北京地铁10号线的一座车站，将来与规划中的16号线换乘。\n",
+                                 encoding="utf-8")
+
+    class Model(scripted):
+        def chat(self, messages, **kw):
+            prompt = messages[-1]["content"]
+            if kw.get("json_schema") is None and prompt.startswith("1. "):  # the phrases to put into English
+                self.answers = ["1. Beijing Subway Line 10"]
+            elif kw.get("json_schema") is None and "You translate questions" in messages[0]["content"]:
+                self.answers = ["苏州街站在哪条线上？"]
+            elif kw.get("json_schema") is None:
+                self.answers = ["Suzhou Street is a station on the 北京地铁10号线 and the planned 16号线 [1]."]
+            return super().chat(messages, **kw)
+
+    with _lib(settings, Model()) as lib:
+        lib.ingest("kb", [docs])
+        a = lib.ask("Which line is Suzhou Street station on?", kbs=["kb"])
+    assert a.status == "answered", (a.text, a.problems)
+    assert a.text == ("Suzhou Street is a station on the Beijing Subway Line 10 (北京地铁10号线) and the planned "
+                      "Line 16 (16号线) [1].")
+    assert "translate" in a.timings_ms

@@ -1,0 +1,126 @@
+"""An English answer over Chinese passages, written in English.
+
+Told to translate what it takes from Chinese passages, the 1.5B model still leaves Chinese words
+in: "a station on the Beijing地铁10号线 and the planned 16号线", or a bare "2005年2月5日". Each run
+of Chinese characters outside quotes and brackets (with the figures inside it) is put into English
+and followed by the passage's own words in brackets, so the sentence reads in one script and the
+words can still be found in the passage: "Beijing Subway Line 10 (地铁10号线)". Dates, metro lines
+and measures are put by rule; the other runs by the small model in one call, as a numbered list. A
+reply with Chinese in it, or whose figures are not the run's, is not used: that run stays as it
+was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..progress import CancelToken
+from ..protocols import Generator
+from ..text.tokenize import cjk_ratio
+
+__all__ = ["by_rule", "chinese_runs", "in_one_script"]
+
+_CJK = "\u3400-\u9fff\uf900-\ufaff"
+_RUN = re.compile(rf"\d*[{_CJK}](?:[{_CJK}\d·・.]*[{_CJK}])?")
+# where Chinese belongs in an English answer: quoted, or in brackets after its translation
+_KEPT = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」|《[^》]*》|\([^)]*\)|（[^）]*）")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_DATE = re.compile(r"(\d{1,4})年(?:(\d{1,2})月(?:(\d{1,2})[日号])?)?")
+_UNITS = {"公里": "km", "千米": "km", "公尺": "m", "米": "m", "公分": "cm", "厘米": "cm", "毫米": "mm", "公斤": "kg",
+          "千克": "kg", "克": "g", "吨": "tonnes", "岁": "years old", "人": "people", "元": "yuan", "倍": "times",
+          "天": "days", "个月": "months", "小时": "hours", "分钟": "minutes"}
+_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + ")")
+_LINE = re.compile(r"(\d+)号线")
+_DIGITS = re.compile(r"\d+")
+_NUMBERED = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
+MAX_RUNS = 6
+
+
+def by_rule(run: str) -> str | None:
+    """A date, a metro line or a measure in English ("5 February 2005", "Line 16", "42 cm"); None
+    for anything else."""
+    m = _DATE.fullmatch(run)
+    if m:
+        year, month, day = m.groups()
+        if month and not 1 <= int(month) <= 12:
+            return None
+        parts = [day, _MONTHS[int(month) - 1] if month else None, year]
+        return " ".join(p for p in parts if p)
+    m = _LINE.fullmatch(run)
+    if m:
+        return f"Line {m.group(1)}"
+    m = _MEASURE.fullmatch(run)
+    if m:
+        return f"{m.group(1)} {_UNITS[m.group(2)]}"
+    return None
+
+
+def chinese_runs(text: str) -> list[tuple[int, int]]:
+    """The spans of the Chinese runs an English ``text`` has outside quotes and brackets."""
+    kept = [(m.start(), m.end()) for m in _KEPT.finditer(text)]
+    return [(m.start(), m.end()) for m in _RUN.finditer(text)
+            if not any(s <= m.start() < e for s, e in kept)]
+
+
+def _messages(runs: Sequence[str]) -> list[dict[str, str]]:
+    listed = "\n".join(f"{i}. {r}" for i, r in enumerate(runs, 1))
+    return [
+        {"role": "system", "content": "You translate Chinese phrases into English: a name by its usual English "
+                                      "name or in pinyin, figures as they are. Reply with the numbered list only, "
+                                      "one English phrase per line, no Chinese characters."},
+        {"role": "user", "content": "1. 北京故宫\n2. 长江大桥"},
+        {"role": "assistant", "content": "1. the Forbidden City in Beijing\n2. the Yangtze River Bridge"},
+        {"role": "user", "content": listed},
+    ]
+
+
+def _by_model(runs: Sequence[str], generator: Generator, cancel: CancelToken | None) -> dict[str, str]:
+    if not runs:
+        return {}
+    reply = generator.chat(_messages(runs), max_tokens=24 * len(runs) + 16, temperature=0, cancel=cancel)
+    out: dict[str, str] = {}
+    for line in reply.splitlines():
+        m = _NUMBERED.match(line)
+        if not m or not 1 <= int(m.group(1)) <= len(runs):
+            continue
+        run, english = runs[int(m.group(1)) - 1], m.group(2).strip().rstrip(".")
+        if english and cjk_ratio(english) == 0 and set(_DIGITS.findall(english)) == set(_DIGITS.findall(run)):
+            out[run] = english
+    return out
+
+
+def _unrepeated(before: str, english: str) -> str:
+    """``english`` without its first words where the text before it ends with them ("the the
+    Huanghe dragon", "the Beijing Beijing Subway")."""
+    said, words = before.lower().split(), english.split()
+    for k in (2, 1):
+        if len(words) > k and said[-k:] == [w.lower() for w in words[:k]]:
+            return " ".join(words[k:])
+    return english
+
+
+def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken | None = None) -> str:
+    """``text`` (an English answer) with each Chinese run put into English, its own words kept in
+    brackets after it; unchanged when it has none, or when none could be put into English."""
+    spans = chinese_runs(text)[:MAX_RUNS]
+    if not spans:
+        return text
+    runs = [text[s:e] for s, e in spans]
+    english = {r: e for r in runs if (e := by_rule(r)) is not None}
+    rest = list(dict.fromkeys(r for r in runs if r not in english))
+    if rest and generator is not None:
+        english |= _by_model(rest, generator, cancel)
+    out, last = [], 0
+    for (s, e), run in zip(spans, runs, strict=True):
+        if run not in english:
+            continue
+        before = text[last:s]
+        space = "" if not before or before[-1] in " (“\"" else " "
+        after = text[e:e + 1]
+        tail = "" if not after or after in " .,;:!?)]”\"" else " "
+        out.append(f"{before}{space}{_unrepeated(before, english[run])} ({run}){tail}")
+        last = e
+    out.append(text[last:])
+    return "".join(out)
