@@ -4,10 +4,12 @@ Told to translate what it takes from Chinese passages, the 1.5B model still leav
 in: "a station on the Beijing地铁10号线 and the planned 16号线", or a bare "2005年2月5日". Each run
 of Chinese characters outside quotes and brackets (with the figures inside it) is put into English
 and followed by the passage's own words in brackets, so the sentence reads in one script and the
-words can still be found in the passage: "Beijing Subway Line 10 (地铁10号线)". Dates, metro lines
-and measures are put by rule; the other runs by the small model in one call, as a numbered list. A
-reply with Chinese in it, or whose figures are not the run's, is not used: that run stays as it
-was.
+words can still be found in the passage: "Beijing Subway Line 10 (地铁10号线)". A quoted Chinese
+sentence (the condition check's "The passage says: “…一线城市不超过六百元。”") stays quoted and is
+followed by its English in brackets, so the condition reaches a reader who reads no Chinese. Dates,
+metro lines and measures are put by rule; the rest by the small model in one call, as a numbered
+list. A reply with Chinese in it, or whose figures are not the source's (五百元 = 500), is not used:
+that run or sentence stays as it was.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from collections.abc import Sequence
 
 from ..progress import CancelToken
 from ..protocols import Generator
+from ..text.numbers import quantities
 from ..text.tokenize import cjk_ratio
 
-__all__ = ["by_rule", "chinese_runs", "in_one_script"]
+__all__ = ["by_rule", "chinese_runs", "has_chinese", "in_one_script"]
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
 _RUN = re.compile(rf"\d*[{_CJK}](?:[{_CJK}\d·・.]*[{_CJK}])?")
@@ -35,6 +38,9 @@ _MEASURE = re.compile(r"(\d+(?:\.\d+)?)(" + "|".join(sorted(_UNITS, key=len, rev
 _LINE = re.compile(r"(\d+)号线")
 _DIGITS = re.compile(r"\d+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
+_QUOTE = re.compile(r"“([^”]+)”")
+_QUOTE_MIN = 6  # characters: a sentence, not a term quoted as it is written ("厚壳仔")
+_SENTENCE_END = re.compile(r"[。.!?！？]$")
 MAX_RUNS = 6
 
 
@@ -76,18 +82,29 @@ def _messages(runs: Sequence[str]) -> list[dict[str, str]]:
     ]
 
 
-def _by_model(runs: Sequence[str], generator: Generator, cancel: CancelToken | None) -> dict[str, str]:
-    if not runs:
+def _same_figures(english: str, chinese: str) -> bool:
+    """The translation states the figures the Chinese does, by value (五百元 = 500), and no others."""
+    def values(text: str) -> list[float]:
+        return sorted(v for q in quantities(text) for v in q.values)
+
+    digits = set(_DIGITS.findall(english)) == set(_DIGITS.findall(chinese))
+    return digits or values(english) == values(chinese)
+
+
+def _by_model(phrases: Sequence[str], generator: Generator, cancel: CancelToken | None) -> dict[str, str]:
+    if not phrases:
         return {}
-    reply = generator.chat(_messages(runs), max_tokens=24 * len(runs) + 16, temperature=0, cancel=cancel)
+    budget = sum(2 * len(p) + 8 for p in phrases) + 16
+    reply = generator.chat(_messages(phrases), max_tokens=budget, temperature=0, cancel=cancel)
     out: dict[str, str] = {}
     for line in reply.splitlines():
         m = _NUMBERED.match(line)
-        if not m or not 1 <= int(m.group(1)) <= len(runs):
+        if not m or not 1 <= int(m.group(1)) <= len(phrases):
             continue
-        run, english = runs[int(m.group(1)) - 1], m.group(2).strip().rstrip(".")
-        if english and cjk_ratio(english) == 0 and set(_DIGITS.findall(english)) == set(_DIGITS.findall(run)):
-            out[run] = english
+        phrase, english = phrases[int(m.group(1)) - 1], m.group(2).strip()
+        english = english.rstrip(".") if not _SENTENCE_END.search(phrase) else english
+        if english and cjk_ratio(english) == 0 and _same_figures(english, phrase):
+            out[phrase] = english
     return out
 
 
@@ -101,26 +118,45 @@ def _unrepeated(before: str, english: str) -> str:
     return english
 
 
+def _quoted_chinese(text: str) -> list[tuple[int, int]]:
+    """The quoted Chinese sentences of an English answer (the passage's words a condition check
+    appended: "The passage says: “…五百元，一线城市不超过六百元。”"), as the spans of their words."""
+    return [(m.start(1), m.end(1)) for m in _QUOTE.finditer(text)
+            if len(m.group(1)) >= _QUOTE_MIN and cjk_ratio(m.group(1)) > 0.3]
+
+
+def has_chinese(text: str) -> bool:
+    """Whether an English answer has Chinese runs or quoted Chinese sentences to put into English."""
+    return bool(chinese_runs(text) or _quoted_chinese(text))
+
+
 def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken | None = None) -> str:
     """``text`` (an English answer) with each Chinese run put into English, its own words kept in
-    brackets after it; unchanged when it has none, or when none could be put into English."""
+    brackets after it, and each quoted Chinese sentence followed by its English in brackets;
+    unchanged when it has neither, or when none could be put into English."""
     spans = chinese_runs(text)[:MAX_RUNS]
-    if not spans:
+    quoted = _quoted_chinese(text)
+    if not spans and not quoted:
         return text
-    runs = [text[s:e] for s, e in spans]
+    runs, sentences = [text[s:e] for s, e in spans], [text[s:e] for s, e in quoted]
     english = {r: e for r in runs if (e := by_rule(r)) is not None}
-    rest = list(dict.fromkeys(r for r in runs if r not in english))
+    rest = list(dict.fromkeys([*(r for r in runs if r not in english), *sentences]))
     if rest and generator is not None:
         english |= _by_model(rest, generator, cancel)
-    out, last = [], 0
+    edits: list[tuple[int, int, str]] = []
     for (s, e), run in zip(spans, runs, strict=True):
-        if run not in english:
-            continue
-        before = text[last:s]
-        space = "" if not before or before[-1] in " (“\"" else " "
-        after = text[e:e + 1]
-        tail = "" if not after or after in " .,;:!?)]”\"" else " "
-        out.append(f"{before}{space}{_unrepeated(before, english[run])} ({run}){tail}")
+        if run in english:
+            before = text[:s]
+            space = "" if not before or before[-1] in " (“\"" else " "
+            after = text[e:e + 1]
+            tail = "" if not after or after in " .,;:!?)]”\"" else " "
+            edits.append((s, e, f"{space}{_unrepeated(before, english[run])} ({run}){tail}"))
+    for (_, e), sentence in zip(quoted, sentences, strict=True):
+        if sentence in english:  # after the closing quote
+            edits.append((e + 1, e + 1, f" (in English: {english[sentence]})"))
+    out, last = [], 0
+    for s, e, new in sorted(edits):
+        out.append(text[last:s] + new)
         last = e
     out.append(text[last:])
     return "".join(out)

@@ -51,7 +51,7 @@ from ..verify.subject import absent_subject
 from ..verify.support import PassageView
 from .alternate import judge_question, other_passages, passage_answer, renumber
 from .generate import generate
-from .one_script import chinese_runs, in_one_script
+from .one_script import has_chinese, in_one_script
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read
 from .retrieve import KBView
@@ -170,7 +170,7 @@ def answer(
     checked = checker.check(draft)
     if not checked.accepted and checked.refusal != NOTHING_FOUND and found.scope is None:
         draft, checked = checker.alternates(draft, checked)
-    if checked.accepted and language(question) == "en" and chinese_runs(checked.text):
+    if checked.accepted and language(question) == "en" and has_chinese(checked.text):
         with timed(timings, "translate"):  # "the Beijing地铁10号线" → "Beijing Subway Line 10 (地铁10号线)"
             checked = replace(checked, text=in_one_script(checked.text, models.small, cancel=events.cancel))
     return _answer(question, found, reading, draft, checked, timings)

@@ -121,6 +121,8 @@ def test_the_answer_found_in_the_second_passage_is_given(lib):
     assert "500" in a.text or "五百" in a.text, a.text
     assert "600" in a.text or "六百" in a.text, a.text  # the first-tier condition kept
     assert not chinese_runs(a.text), a.text  # in English: the passage's words only quoted or in brackets
+    english = re.sub(r"“[^”]*”", "", a.text)
+    assert "600" in english, a.text  # the first-tier condition said in English too, not only in the quote
     _quotes_hold(a)
 
 

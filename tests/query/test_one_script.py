@@ -45,3 +45,16 @@ def test_a_reply_with_chinese_or_other_figures_is_not_used():
     assert in_one_script(original, None) == original  # no model: the runs stay as they are
     assert in_one_script(original, _Model("1. the Huanghe dragon")) == (
         "The early stages were the Huanghe dragon (黄河巨龙) and the地铁10号线 [1].")
+
+
+def test_a_quoted_chinese_sentence_is_followed_by_its_english():
+    """The hotel answer: its condition reaches a reader of English (the first-tier cities' 600)."""
+    text = "500 yuan (500元) [2]. The passage says: “员工出差期间的住宿费用每晚不超过五百元，一线城市不超过六百元。” [2]"
+    model = _Model("1. During business trips, hotel costs may not exceed 500 yuan a night, or 600 yuan in "
+                   "first-tier cities.")
+    out = in_one_script(text, model)
+    assert out == (text.removesuffix(" [2]") + " (in English: During business trips, hotel costs may not exceed "
+                   "500 yuan a night, or 600 yuan in first-tier cities.) [2]")
+    # a translation that changes a figure (五百 read as 5,000) is not used
+    assert in_one_script(text, _Model("1. Hotel costs may not exceed 5000 yuan, or 600 yuan.")) == text
+    assert in_one_script("It is called “厚壳仔” [1].", _Model("1. thick-shelled")) == "It is called “厚壳仔” [1]."
