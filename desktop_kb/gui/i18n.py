@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .i18n_core import CORE_ZH
+
 __all__ = ["N_", "ZH", "language", "set_language", "tr", "tr_n"]
 
 _language = "en"
@@ -246,37 +248,6 @@ ZH: dict[str, str] = {
     "Details ({n})": "详情（{n}）",
     "{kb} is open in another desktop-kb window or command; close it there to see its documents.": "{kb} 正在另一个 desktop-kb 窗口或命令中打开；在那里关闭它即可在这里查看其文档。",
     "{kb} could not be read.": "无法读取 {kb}。",
-    # the core's messages shown in the app (core_messages.py)
-    "Knowledge base '{0}' is in use by another desktop-kb process.": "知识库“{0}”正被另一个 desktop-kb 进程使用。",
-    "Close the other desktop-kb window or command that uses it, then retry.": "请关闭正在使用它的另一个 desktop-kb 窗口或命令，然后重试。",
-    "{0}: {1} files are not read.": "{0}：不读取 {1} 文件。",
-    "Answered from section “{0}” of {1}.": "根据 {1} 的“{0}”一节作答。",
-    "Answered from the whole of {0}.": "根据 {0} 全文作答。",
-    "Answered from the library.": "根据整个知识库作答。",
-    "Check the value and try again, or reset the settings file.": "请检查该值后重试，或重置设置文件。",
-    "The file seems damaged; open and re-save it in its own application.": "文件似乎已损坏；请在原来的应用中打开并重新保存。",
-    "Free some space on that disk, or move the data folder to a larger one (--data-dir, or DESKTOP_KB_DATA_DIR), then run it again; what was already saved is kept.": "请在该磁盘上腾出空间，或把数据文件夹移到更大的磁盘（--data-dir 或 DESKTOP_KB_DATA_DIR），然后再运行；已保存的内容会保留。",
-    "Switch back to the embedder this knowledge base was built with, or re-embed it with `desktop-kb kb reembed NAME`.": "请换回建立这个知识库时用的向量模型，或用 `desktop-kb kb reembed NAME` 重新生成向量。",
-    "Filters look like key=value; keys: tag, folder, owner, path, doc_id, mtime_from, mtime_to, ingested_from, ingested_to (Unix seconds or YYYY-MM-DD).": "筛选条件的格式是 键=值；可用的键：tag、folder、owner、path、doc_id、mtime_from、mtime_to、ingested_from、ingested_to（Unix 秒数或 YYYY-MM-DD）。",
-    "Check the LLM model with `desktop-kb models status`.": "请用 `desktop-kb models status` 检查大模型。",
-    "Rebuild it from its files: desktop-kb kb reembed NAME.": "请从其文件重建：desktop-kb kb reembed NAME。",
-    "The file was skipped; the other files were indexed.": "已跳过该文件；其他文件已建立索引。",
-    "Run `desktop-kb kb list` to see the existing knowledge bases.": "运行 `desktop-kb kb list` 查看已有的知识库。",
-    "Run `desktop-kb models status` to see which models are installed and loadable.": "运行 `desktop-kb models status` 查看哪些模型已安装、可以加载。",
-    "Run `desktop-kb models install` (installs the shipped models), or `desktop-kb models install --from DIR` to use a model folder you copied.": "运行 `desktop-kb models install`（安装随附的模型），或用 `desktop-kb models install --from DIR` 使用你复制来的模型文件夹。",
-    "The file may be empty, or a scan while OCR is off (settings, or ingest --ocr auto).": "文件可能是空的，或是在 OCR 关闭时的扫描件（在设置中打开，或 ingest --ocr auto）。",
-    "Search with an owner, e.g. --filter owner=NAME (the app: the owner filter).": "请按所有者搜索，例如 --filter owner=NAME（应用中：所有者筛选）。",
-    "Ask a shorter question; to ask about a long text, add it to a knowledge base and ask about it.": "请问一个更短的问题；要问一段长文本，请先把它加入知识库再提问。",
-    "If this persists, close other desktop-kb windows and retry.": "如果问题持续，请关闭其他 desktop-kb 窗口后重试。",
-    "Open it in its application and save it as {0}, then add it again.": "请在原来的应用中打开它，另存为 {0}，再重新添加。",
-    "{0}: archives are not opened.": "{0}：不打开压缩包。",
-    "Extract it into a folder and add that folder.": "请把它解压到一个文件夹，再添加该文件夹。",
-    "{0}: {1} files are turned off in the settings.": "{0}：设置中关闭了 {1} 文件。",
-    "Add {0} to the file types in the settings to read them.": "在设置的文件类型中加入 {0} 即可读取。",
-    "{0}: {1} files are not supported.": "{0}：不支持 {1} 文件。",
-    "{0}: files without an extension are not supported.": "{0}：不支持没有扩展名的文件。",
-    "Convert it to PDF, DOCX, Markdown or plain text and add it again.": "请把它转换为 PDF、DOCX、Markdown 或纯文本后重新添加。",
-    "Remove the password (or supply it with --pdf-password) and add the file again.": "请去掉密码（或用 --pdf-password 提供密码），再重新添加该文件。",
     "In use: {model}": "正在使用：{model}",
     "In use: none — answers are ranked by hybrid search (BM25 and e5-small) without a reranker. desktop-kb's own cross-encoder is off by default: it does not yet measurably improve the ranking.": "正在使用：无 —— 回答按混合检索（BM25 与 e5-small）排序，不用重排模型。desktop-kb 自己训练的交叉编码器默认关闭：它还不能明显改进排序。",
     "(no answer: {status})": "（没有回答：{status}）",
@@ -407,3 +378,5 @@ ZH: dict[str, str] = {
     "Verifier": "核验模型",
     "Reader": "阅读模型",
 }
+
+ZH.update(CORE_ZH)  # the core's messages shown in the app (core_messages.py)

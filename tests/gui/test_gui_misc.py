@@ -181,6 +181,40 @@ def test_the_cores_messages_shown_in_the_app_are_in_chinese():
         i18n.set_language("en")
 
 
+def test_why_a_file_could_not_be_read_is_said_in_chinese(tmp_path):
+    """The failed files of an ingest (damaged, empty, password-protected, a blank scan, a
+    binary .txt), as the core reports them, shown in the Chinese app without English words."""
+    import re as _re
+
+    from filemakers import make_pdf
+
+    from desktop_kb.backends.embed_hash import HashEmbedder
+    from desktop_kb.gui.core_messages import localize_pair
+    from desktop_kb.library.kb import Library
+    from desktop_kb.settings import Settings
+
+    d = tmp_path / "bad"
+    d.mkdir()
+    (d / "empty.txt").write_text("", encoding="utf-8")
+    (d / "corrupt.pdf").write_bytes(b"%PDF-1.4 garbage" * 10)
+    (d / "locked.pdf").write_bytes(make_pdf([["secret"]], password="pw"))
+    (d / "broken.docx").write_bytes(b"PK\x03\x04 not a zip")
+    (d / "blank.pdf").write_bytes(make_pdf([[]]))
+    with Library.open(Settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(), reranker=None,
+                      generator=None) as lib:
+        report = lib.ingest("kb", [d])
+    assert len(report.failed) == 5, report.failed
+    i18n.set_language("zh")
+    try:
+        for f in report.failed:
+            zh = " ".join(localize_pair(f.error, f.hint))
+            words = _re.sub(r"[\w-]*\.(?:txt|pdf|docx)\b|PDF|DOCX|OCR|--pdf-password|ingest --ocr auto", "", zh)
+            assert not _re.search(r"[A-Za-z]{4}", words), zh
+        assert localize_pair("The question is empty.", "Type a question.") == ("问题是空的。", "请输入一个问题。")
+    finally:
+        i18n.set_language("en")
+
+
 def test_help_checks_this_computer_and_copies_the_report(qtbot, make_window, monkeypatch):
     from desktop_kb.library import doctor
 
