@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text.numbers import quantities
-from ..text.tokenize import cjk_ratio, tokenize
+from ..text.tokenize import is_chinese, tokenize
 from ..types import Chunk, Hit
 from .datasets import QADataset
 
@@ -94,13 +94,13 @@ def _sentence_with(text: str, answer: str) -> str | None:
 
 def _cite(sentence: str, n: int) -> str:
     body = sentence.rstrip(" 。.!?！？")
-    end = "。" if cjk_ratio(sentence) > 0.3 else "."
+    end = "。" if is_chinese(sentence) else "."
     return f"{body} [{n}]{end}"
 
 
 def _paraphrase(question: str, answer: str) -> str | None:
     q = question.strip().rstrip("?？ ")
-    if cjk_ratio(q) > 0.3:
+    if is_chinese(q):
         out, k = _WH_ZH.subn(lambda _: answer, q, count=1)  # the answer is text, not a template
         return out if k else None
     out, k = _WH_EN.subn("", q, count=1)
@@ -127,7 +127,7 @@ def _change_number(sentence: str, context: str) -> str | None:
 
 
 def _negate(sentence: str) -> str | None:
-    if cjk_ratio(sentence) > 0.3:
+    if is_chinese(sentence):
         for word, neg in (("是", "不是"), ("有", "没有"), ("能", "不能"), ("会", "不会")):
             i = sentence.find(word)
             if i > 0 and sentence[i - 1] not in "不没":

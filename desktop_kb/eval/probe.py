@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DesktopKBError, GenerationError
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import is_chinese
 
 __all__ = ["ProbeItem", "ProbeReport", "probe"]
 
@@ -58,7 +58,7 @@ class ProbeReport:
 
 
 def _messages(text: str) -> list[dict[str, str]]:
-    zh = cjk_ratio(text) > 0.3
+    zh = is_chinese(text)
     lang = "in Chinese" if zh else "in the passage's language"
     return [
         {"role": "system", "content": (

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..query.translate import clean_translation, translation_messages
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import is_chinese
 
 __all__ = ["TranslationCache", "clean_translation", "query_language", "translate_queries"]
 
@@ -32,7 +32,7 @@ def query_language(texts: list[str]) -> str:
     """"zh" when most queries are mostly CJK, else "en"."""
     if not texts:
         return "en"
-    return "zh" if sum(1 for t in texts if cjk_ratio(t) > 0.3) * 2 > len(texts) else "en"
+    return "zh" if sum(1 for t in texts if is_chinese(t)) * 2 > len(texts) else "en"
 
 
 def _key(qid: str, text: str) -> str:

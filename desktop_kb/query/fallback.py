@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..progress import CancelToken
 from ..protocols import Generator, SearchFilter
 from ..store.filters import describe_filter
-from ..text.tokenize import tokenize
+from ..text.tokenize import language_of, tokenize
 from ..types import FallbackDecision, Hit
 from .llm_json import ask_json
 from .prompts import FALLBACK_SCHEMA, fallback_messages
@@ -78,9 +78,8 @@ def nothing_to_read(question: str, kbs: Sequence[str], *, indexed: bool,
 
 
 def _lang(question: str) -> str:
-    from ..text.tokenize import cjk_ratio
 
-    return "zh" if cjk_ratio(question) > 0.3 else "en"
+    return language_of(question)
 
 
 def _from_documents(message: str, hits: Sequence[Hit]) -> bool:

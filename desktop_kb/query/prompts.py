@@ -89,11 +89,11 @@ def answer_messages(question: str, hits: Sequence[Hit], history: Sequence[tuple[
     for q, a in history:
         messages.append({"role": "user", "content": q})
         messages.append({"role": "assistant", "content": a})
-    from ..text.tokenize import cjk_ratio
+    from ..text.tokenize import is_chinese
 
-    zh = cjk_ratio(question) > 0.3
+    zh = is_chinese(question)
     shown = texts if texts is not None else [h.chunk.text for h in hits]
-    other = sum((cjk_ratio(t) > 0.3) != zh for t in shown) * 2 > len(shown)  # passages in the other language
+    other = sum((is_chinese(t)) != zh for t in shown) * 2 > len(shown)  # passages in the other language
     if zh:
         language = "段落是英文的：请用中文回答，翻译你引用的内容（数字和名称保持原样）。" if other else "请用中文回答。"
     else:

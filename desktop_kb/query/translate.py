@@ -11,7 +11,7 @@ import re
 
 from ..progress import CancelToken
 from ..protocols import Generator
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import is_chinese
 
 __all__ = ["LANG_NAMES", "clean_translation", "translate", "translation_messages"]
 
@@ -53,7 +53,7 @@ def translate(text: str, target: str, generator: Generator, *, cancel: CancelTok
     (empty, in the wrong script, or with numbers the question does not have)."""
     reply = clean_translation(generator.chat(translation_messages(text, target), max_tokens=64, temperature=0,
                                              cancel=cancel))
-    if not reply or (cjk_ratio(reply) > 0.3) != (target == "zh"):
+    if not reply or (is_chinese(reply)) != (target == "zh"):
         return None
     if not set(_DIGITS.findall(reply)) <= set(_DIGITS.findall(text)):
         return None

@@ -13,7 +13,8 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_ratio", "is_cjk_char", "lone_surrogate", "reads_as_chinese", "segment", "token_id", "tokenize"]
+__all__ = ["CHINESE_SHARE", "cjk_ratio", "is_chinese", "is_cjk_char", "language_of", "lone_surrogate", "reads_as_chinese",
+           "segment", "token_id", "tokenize"]
 
 # A compact English list (function words only): large lists drop content words such as
 # "research", "system" or "information", which hurts retrieval.
@@ -55,6 +56,20 @@ def reads_as_chinese(text: str) -> bool:
     eight or more of them). An English sentence quoting a short Chinese name stays English."""
     ratio = cjk_ratio(text)
     return ratio > 0.5 or (ratio > 0.25 and sum(map(is_cjk_char, text)) >= 8)
+
+
+CHINESE_SHARE = 0.3  # of its letters CJK: a question, answer or passage is read as Chinese above it
+
+
+def is_chinese(text: str) -> bool:
+    """Whether a question, answer or passage is Chinese for the pipeline's language choices (more
+    than :data:`CHINESE_SHARE` of its letters CJK); :func:`reads_as_chinese` judges a sentence."""
+    return cjk_ratio(text) > CHINESE_SHARE
+
+
+def language_of(text: str) -> str:
+    """"zh" for a Chinese text (:func:`is_chinese`), else "en"."""
+    return "zh" if is_chinese(text) else "en"
 
 
 def cjk_ratio(text: str) -> float:

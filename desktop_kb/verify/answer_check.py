@@ -23,7 +23,7 @@ from ..errors import GenerationError
 from ..progress import CancelToken, timed
 from ..protocols import SpanJudge, Verifier, YesNoScorer
 from ..text.term_stats import TermStats
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import language_of
 from ..types import Answerability, Citation, Hit, SentenceVerdict
 from .citations import NO_CITATION, WRONG_LANGUAGE, Validation
 from .conditions import dropped_cases, quote_cases
@@ -51,7 +51,7 @@ Regenerate = Callable[[str, Validation], str]
 
 
 def language(text: str) -> str:
-    return "zh" if cjk_ratio(text) > 0.3 else "en"
+    return language_of(text)
 
 
 @dataclass(frozen=True)

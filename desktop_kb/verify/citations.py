@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..text.tokenize import cjk_ratio, reads_as_chinese, tokenize
+from ..text.tokenize import cjk_ratio, is_chinese, reads_as_chinese, tokenize
 from ..types import Citation, Hit
 from .answer_type import answer_kind_mismatch, echoes_question
 from .binding import check_binding
@@ -303,7 +303,7 @@ def wrong_language(answer: str, question: str) -> bool:
     body = _QUOTES.sub(" ", _MARK.sub(" ", answer))
     if sum(ch.isalpha() for ch in body) < 12:
         return False
-    q_zh, a_zh = cjk_ratio(question) > 0.3, cjk_ratio(body)
+    q_zh, a_zh = is_chinese(question), cjk_ratio(body)
     return (q_zh and a_zh < 0.15) or (not q_zh and cjk_ratio(question) == 0 and a_zh > 0.6)
 
 

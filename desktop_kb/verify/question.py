@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..text.common_words import common_chinese, common_english
 from ..text.numbers import quantities
 from ..text.term_stats import TermStats
-from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
+from ..text.tokenize import is_chinese, is_cjk_char, tokenize
 from ..types import Citation, Hit
 from .claim_terms import FILLER, OR_NOT, PERCENT_Q, PERSON_Q, QUANTITY_Q, QUESTION_WORDS, TIME_Q, VAGUE
 from .contrast import contrast
@@ -58,7 +58,7 @@ def check_question(
         return None
     vs = [views[n] for n in cited]
     cites = cite_marks(cited)
-    if all(v.cjk != (cjk_ratio(question) > 0.3) for v in vs):
+    if all(v.cjk != (is_chinese(question)) for v in vs):
         return None  # cross-language: the claim checks above use the embedder instead
     key = question_key_terms(question, stats)
     missing = [t for t in key if not any(v.has(t) for v in vs)]
@@ -105,7 +105,7 @@ def missing_terms(question: str, citations: Sequence[Citation], passages: Sequen
 
 
 def _unstated(question: str, views: Sequence[PassageView], stats: TermStats | None) -> tuple[str, ...]:
-    if not views or all(v.cjk != (cjk_ratio(question) > 0.3) for v in views):
+    if not views or all(v.cjk != (is_chinese(question)) for v in views):
         return ()
     terms = [t for t in question_key_terms(question, stats) if not any(v.has(t) for v in views)]
     details = [d for d in unstated_details(question, [v.context for v in views]) if d.lower() not in terms]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..text.tokenize import cjk_ratio, is_cjk_char, tokenize
+from ..text.tokenize import is_chinese, is_cjk_char, language_of, tokenize
 from ..types import Hit
 from .citations import mark_numbers
 from .claim_terms import FILLER, QUESTION_WORDS
@@ -110,7 +110,7 @@ def uncovered(question: str, passages: Sequence[Hit]) -> bool:
     Latin ones of three letters or more) are in no passage found in its language: "parental" and
     "leave" over passages on flights and meals. Looser than the key terms, whose common words may
     be paraphrased: it only chooses how a refusal is worded."""
-    zh = cjk_ratio(question) > 0.3
+    zh = is_chinese(question)
     views = [v for v in (PassageView(h) for h in passages) if v.cjk == zh]
     words = [w for w in set(tokenize(question)) - QUESTION_WORDS - FILLER if len(w) >= 3 or is_cjk_char(w[0])]
     if not views or not words:
@@ -124,4 +124,4 @@ def drafted_wrong(question: str, text: str, passages: Sequence[Hit]) -> str:
     first says of the question (none cited: that it could not be tied to a passage)."""
     cited = next((n for n in mark_numbers(text) if 1 <= n <= len(passages)), None)
     words = best_sentence(question, passages[cited - 1]) if cited is not None else ""
-    return unsupported("zh" if cjk_ratio(question) > 0.3 else "en", cited, words=words)
+    return unsupported(language_of(question), cited, words=words)

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..text.common_words import chinese_rank, common_chinese
-from ..text.tokenize import cjk_ratio, segment
+from ..text.tokenize import is_chinese, segment
 from .claim_terms import FILLER, QUESTION_WORDS
 
 __all__ = ["absent_subject", "question_subjects"]
@@ -80,7 +80,7 @@ def _leading_name(question: str) -> str:
 def question_subjects(question: str) -> tuple[str, ...]:
     """What a Chinese question is about, by name: its titles in 《》, else the name it opens with
     (empty for an English question, or when it opens with no name)."""
-    if cjk_ratio(question) <= 0.3 or any(ch in _TRADITIONAL_MORE for ch in question):
+    if not is_chinese(question) or any(ch in _TRADITIONAL_MORE for ch in question):
         return ()  # English, or traditional characters (read with a simplified dictionary)
     titles = tuple(t.strip() for t in _TITLE.findall(question) if t.strip())
     if titles:
@@ -108,7 +108,7 @@ def absent_subject(question: str, texts: Sequence[str]) -> str:
     subjects = question_subjects(question)
     if not subjects:
         return ""
-    if not texts or any(cjk_ratio(t) <= 0.3 or _traditional(t) for t in texts):
+    if not texts or any(not is_chinese(t) or _traditional(t) for t in texts):
         return ""  # a passage in another language or script may name it otherwise
     folded = [_fold(t) for t in texts]
     return next((s for s in subjects if not any(_names(s, t) for t in folded)), "")
