@@ -200,7 +200,8 @@ class IngestPanel(QWidget):
         self.failed_list.clear()
         for f in report.failed:
             error, hint = localize_pair(f.error, f.hint)
-            item = QListWidgetItem(f"{Path(f.path).name}: {error}")
+            name = Path(f.path).name  # said once: most of the core's reasons begin with it
+            item = QListWidgetItem(error if error.startswith(name) else f"{name}: {error}")
             item.setToolTip(f"{f.path}\n{error}" + (f"\n{hint}" if hint else ""))
             self.failed_list.addItem(item)
         self.skipped_list.clear()
