@@ -110,7 +110,9 @@ def _ask(lib: Any, kb: str, question: str, golds: list[str], english: bool) -> d
     return {"question": question, "status": a.status, "refusal": getattr(a, "refusal", ""),
             "right": answered and contains_answer(a.text, golds),
             "mixed_script": answered and english and mixed_script(a.text),
-            "seconds": round(time.perf_counter() - started, 1), "answer": a.text}
+            "seconds": round(time.perf_counter() - started, 1), "answer": a.text,
+            "problems": [str(p)[:300] for p in a.problems[:3]],
+            "withheld": a.withheld.text if a.withheld is not None else "", "searched": list(a.queries[:2])}
 
 
 def run_dataset(lib: Any, name: str, cache_root: Path, only: int | None, out: Any = None,
