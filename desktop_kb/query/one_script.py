@@ -7,8 +7,11 @@ and followed by the passage's own words in brackets, so the sentence reads in on
 words can still be found in the passage: "Beijing Subway Line 10 (地铁10号线)". A quoted Chinese
 sentence (the condition check's "The passage says: “…一线城市不超过六百元。”") stays quoted and is
 followed by its English in brackets, so the condition reaches a reader who reads no Chinese. Dates,
-metro lines and measures are put by rule; the rest by the small model in one call, as a numbered
-list. A reply with Chinese in it, or whose figures are not the source's (五百元 = 500), is not used:
+metro lines and measures are put by rule; a run of everyday words (each among jieba's 20,000
+commonest) by the small model, in one call as a numbered list; any other run may be a name, which
+the small model renames ("白朗宁" became "William Shakespeare"), so it is romanised in pinyin
+("Bailangning (白朗宁)"). An answer
+written in Chinese altogether is left as it is (the check notes its language). A reply with Chinese in it, or whose figures are not the source's (五百元 = 500), is not used:
 that run or sentence stays as it was.
 """
 
@@ -19,10 +22,11 @@ from collections.abc import Sequence
 
 from ..progress import CancelToken
 from ..protocols import Generator
+from ..text.common_words import chinese_rank
 from ..text.numbers import quantities
-from ..text.tokenize import cjk_ratio
+from ..text.tokenize import cjk_ratio, is_cjk_char, reads_as_chinese, segment
 
-__all__ = ["by_rule", "chinese_runs", "has_chinese", "in_one_script"]
+__all__ = ["by_rule", "chinese_runs", "has_chinese", "in_one_script", "romanised"]
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
 _RUN = re.compile(rf"\d*[{_CJK}](?:[{_CJK}\d·・.]*[{_CJK}])?")
@@ -35,13 +39,17 @@ _UNITS = {"公里": "km", "千米": "km", "公尺": "m", "米": "m", "公分": "
           "千克": "kg", "克": "g", "吨": "tonnes", "岁": "years old", "人": "people", "元": "yuan", "倍": "times",
           "天": "days", "个月": "months", "小时": "hours", "分钟": "minutes"}
 _MEASURE = re.compile(r"(\d+(?:\.\d+)?)(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + ")")
-_LINE = re.compile(r"(\d+)号线")
+_CITIES = {"北京": "Beijing", "上海": "Shanghai", "广州": "Guangzhou", "深圳": "Shenzhen", "香港": "Hong Kong"}
+_LINE = re.compile(r"(北京|上海|广州|深圳|香港)?(地铁)?(\d+)号线")
 _DIGITS = re.compile(r"\d+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
 _QUOTE = re.compile(r"“([^”]+)”")
 _QUOTE_MIN = 6  # characters: a sentence, not a term quoted as it is written ("厚壳仔")
 _SENTENCE_END = re.compile(r"[。.!?！？]$")
 MAX_RUNS = 6
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_CHINESE_SENTENCE = 8  # characters: fewer is a value given bare ("2005年2月5日"), put into English
+EVERYDAY_RANK = 20_000  # jieba's commonest words: beyond them a run may be a name
 
 
 def by_rule(run: str) -> str | None:
@@ -56,7 +64,8 @@ def by_rule(run: str) -> str | None:
         return " ".join(p for p in parts if p)
     m = _LINE.fullmatch(run)
     if m:
-        return f"Line {m.group(1)}"
+        city, subway, n = m.groups()
+        return " ".join(w for w in (_CITIES.get(city or ""), "Subway" if subway else "", f"Line {n}") if w)
     m = _MEASURE.fullmatch(run)
     if m:
         return f"{m.group(1)} {_UNITS[m.group(2)]}"
@@ -130,16 +139,39 @@ def has_chinese(text: str) -> bool:
     return bool(chinese_runs(text) or _quoted_chinese(text))
 
 
+def _everyday(run: str) -> bool:
+    """A run made only of everyday words (each among jieba's :data:`EVERYDAY_RANK` commonest: 一线城市,
+    药物), which the small model translates well; anything else may be a name, which it renames
+    ("白朗宁" became "William Shakespeare", "邵宸妃" "Queen Jia Zhen"), so it is romanised instead."""
+    words = [w for w in segment(run) if is_cjk_char(w[0])]
+    return bool(words) and all((chinese_rank(w) or EVERYDAY_RANK) < EVERYDAY_RANK for w in words)
+
+
+def romanised(run: str) -> str:
+    """A run in pinyin, a capitalised word per name, figures kept apart ("Yuehan Bailangning")."""
+    try:
+        from pypinyin import lazy_pinyin
+    except ImportError:  # pragma: no cover - a dependency; without it the run stays as written
+        return run
+    parts = re.findall(rf"[{_CJK}]+|[^{_CJK}·・]+", run)  # a name's middle dot parts its names
+    return " ".join("".join(lazy_pinyin(p)).capitalize() if is_cjk_char(p[0]) else p.strip()
+                    for p in parts if p.strip())
+
+
 def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken | None = None) -> str:
     """``text`` (an English answer) with each Chinese run put into English, its own words kept in
     brackets after it, and each quoted Chinese sentence followed by its English in brackets;
     unchanged when it has neither, or when none could be put into English."""
+    own = _KEPT.sub(" ", text)  # the answer's own words, without what it quotes
+    if reads_as_chinese(own) and len(_CJK_CHAR.findall(own)) >= _CHINESE_SENTENCE:
+        return text  # an answer written in Chinese: said so by the check's note, not cut into pieces
     spans = chinese_runs(text)[:MAX_RUNS]
     quoted = _quoted_chinese(text)
     if not spans and not quoted:
         return text
     runs, sentences = [text[s:e] for s, e in spans], [text[s:e] for s, e in quoted]
     english = {r: e for r in runs if (e := by_rule(r)) is not None}
+    english |= {r: roman for r in runs if r not in english and not _everyday(r) and (roman := romanised(r)) != r}
     rest = list(dict.fromkeys([*(r for r in runs if r not in english), *sentences]))
     if rest and generator is not None:
         english |= _by_model(rest, generator, cancel)
@@ -147,7 +179,7 @@ def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken
     for (s, e), run in zip(spans, runs, strict=True):
         if run in english:
             before = text[:s]
-            space = "" if not before or before[-1] in " (“\"" else " "
+            space = "" if not before or before[-1] in " (“\"·・" else " "
             after = text[e:e + 1]
             tail = "" if not after or after in " .,;:!?)]”\"" else " "
             edits.append((s, e, f"{space}{_unrepeated(before, english[run])} ({run}){tail}"))
