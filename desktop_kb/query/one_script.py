@@ -6,13 +6,14 @@ of Chinese characters outside quotes and brackets (with the figures inside it) i
 and followed by the passage's own words in brackets, so the sentence reads in one script and the
 words can still be found in the passage: "Beijing Subway Line 10 (地铁10号线)". A quoted Chinese
 sentence (the condition check's "The passage says: “…一线城市不超过六百元。”") stays quoted and is
-followed by its English in brackets, so the condition reaches a reader who reads no Chinese. Dates,
-metro lines and measures are put by rule; a run of everyday words (each among jieba's 20,000
-commonest) by the small model, in one call as a numbered list; any other run may be a name, which
-the small model renames ("白朗宁" became "William Shakespeare"), so it is romanised in pinyin
-("Bailangning (白朗宁)"). An answer
-written in Chinese altogether is left as it is (the check notes its language). A reply with Chinese in it, or whose figures are not the source's (五百元 = 500), is not used:
-that run or sentence stays as it was.
+followed by its English in brackets, so the condition reaches a reader who reads no Chinese.
+
+Dates, metro lines and measures are put by rule; a run of everyday words (each among jieba's
+20,000 commonest) by the small model, in one call as a numbered list; any other run may be a name,
+which the small model renames ("白朗宁" became "William Shakespeare"), so it is romanised in pinyin
+("Bailangning (白朗宁)"). A reply with Chinese in it, or whose figures are not the source's by value
+(五百元 = 500), is not used: that run or sentence stays as it was. An answer written in Chinese
+altogether is left as it is (the check notes its language).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..progress import CancelToken
 from ..protocols import Generator
 from ..text.common_words import chinese_rank
 from ..text.numbers import quantities
-from ..text.tokenize import cjk_ratio, is_cjk_char, reads_as_chinese, segment
+from ..text.tokenize import cjk_ratio, is_chinese, is_cjk_char, reads_as_chinese, segment
 
 __all__ = ["by_rule", "chinese_runs", "has_chinese", "in_one_script", "romanised"]
 
@@ -41,7 +42,6 @@ _UNITS = {"公里": "km", "千米": "km", "公尺": "m", "米": "m", "公分": "
 _MEASURE = re.compile(r"(\d+(?:\.\d+)?)(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + ")")
 _CITIES = {"北京": "Beijing", "上海": "Shanghai", "广州": "Guangzhou", "深圳": "Shenzhen", "香港": "Hong Kong"}
 _LINE = re.compile(r"(北京|上海|广州|深圳|香港)?(地铁)?(\d+)号线")
-_DIGITS = re.compile(r"\d+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
 _QUOTE = re.compile(r"“([^”]+)”")
 _QUOTE_MIN = 6  # characters: a sentence, not a term quoted as it is written ("厚壳仔")
@@ -96,8 +96,7 @@ def _same_figures(english: str, chinese: str) -> bool:
     def values(text: str) -> list[float]:
         return sorted(v for q in quantities(text) for v in q.values)
 
-    digits = set(_DIGITS.findall(english)) == set(_DIGITS.findall(chinese))
-    return digits or values(english) == values(chinese)
+    return values(english) == values(chinese)
 
 
 def _by_model(phrases: Sequence[str], generator: Generator, cancel: CancelToken | None) -> dict[str, str]:
@@ -131,7 +130,7 @@ def _quoted_chinese(text: str) -> list[tuple[int, int]]:
     """The quoted Chinese sentences of an English answer (the passage's words a condition check
     appended: "The passage says: “…五百元，一线城市不超过六百元。”"), as the spans of their words."""
     return [(m.start(1), m.end(1)) for m in _QUOTE.finditer(text)
-            if len(m.group(1)) >= _QUOTE_MIN and cjk_ratio(m.group(1)) > 0.3]
+            if len(m.group(1)) >= _QUOTE_MIN and is_chinese(m.group(1))]
 
 
 def has_chinese(text: str) -> bool:
