@@ -96,9 +96,8 @@ def _traditional(text: str) -> bool:
 
 
 def _names(name: str, text: str) -> bool:
-    name = _fold(name)
-    need = min(len(name), _MIN_PREFIX)
-    return any(name[:k] in text for k in range(len(name), need - 1, -1))
+    """Whether a (folded) passage text holds the name, or at least its first three characters."""
+    return _fold(name)[:_MIN_PREFIX] in text
 
 
 def absent_subject(question: str, texts: Sequence[str]) -> str:
