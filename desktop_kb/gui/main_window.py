@@ -284,6 +284,7 @@ class MainWindow(KBWiring, IngestWiring, QMainWindow):
                 total = sum(self.splitter.sizes()) or self.width()
                 left = self.splitter.sizes()[0] or 330
                 place = self.chat.click_place or place_at(self.chat.transcript)
+                self.chat.click_place = None  # one click's place, not a later opening's (the contents tree)
                 self.viewer.show()
                 rest = max(0, total - left)
                 self.splitter.setSizes([left, rest * 52 // 100, rest * 48 // 100])
