@@ -67,6 +67,8 @@ def _leading_name(question: str) -> str:
     for word in segment(run.group(0)):
         if word in common or word in QUESTION_WORDS or word in FILLER or word in _BREAK:
             break
+        if words and word[0] in _BREAK:  # 退款|会退: a particle the segmenter glued to the next word
+            break
         if len(word) == 3 and word[-1] in _BREAK and not words:  # 潘淑是: a name the segmenter glued on
             words = [word[:-1]]
             break

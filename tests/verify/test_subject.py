@@ -24,6 +24,7 @@ def test_everyday_words_and_english_questions_name_no_subject():
     assert question_subjects("出差住宿费用每晚最多可以报销多少钱？") == ()
     assert question_subjects("差旅费报销标准是多少？") == ()
     assert question_subjects("年假有几天？") == ()
+    assert question_subjects("退款会退到哪里？") == ()  # 退款|会退: a particle glued on is no part of a name
     assert question_subjects("How long is the eel?") == ()
     # traditional characters: its everyday words are unknown to the simplified dictionary
     assert question_subjects("擁有「東引別墅」別名的建築是由哪一國人設計的？") == ()
