@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog
-
+from .file_dialogs import open_file_name, save_file_name
 from .i18n import tr
 from .tasks import TaskHandle
 
@@ -38,10 +37,10 @@ def export_dialog(win: Any) -> TaskHandle | None:
     kb = win.kb_panel.current_kb()
     if not kb:
         return None
-    path, _ = QFileDialog.getSaveFileName(win, tr("Export knowledge base"), str(Path.home() / f"{kb}.dkb"), PATTERN)
+    path = save_file_name(win, tr("Export knowledge base"), str(Path.home() / f"{kb}.dkb"), PATTERN)
     return run_export(win, kb, path) if path else None
 
 
 def import_dialog(win: Any) -> TaskHandle | None:
-    path, _ = QFileDialog.getOpenFileName(win, tr("Import knowledge base"), str(Path.home()), PATTERN)
+    path = open_file_name(win, tr("Import knowledge base"), str(Path.home()), PATTERN)
     return run_import(win, path) if path else None

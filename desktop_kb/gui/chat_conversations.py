@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog
-
 from . import errors
 from .conversation_export import conversation_markdown
 from .conversations import Conversation
+from .file_dialogs import save_file_name
 from .i18n import tr
 
 __all__ = ["ConversationActions"]
@@ -80,7 +79,7 @@ class ConversationActions:
         if conv is None:
             return
         name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in conv.title)[:60].strip() or "conversation"
-        path, _ = QFileDialog.getSaveFileName(self, tr("Export as Markdown…"), f"{name}.md", "Markdown (*.md)")
+        path = save_file_name(self, tr("Export as Markdown…"), f"{name}.md", "Markdown (*.md)")
         if path:
             self._write_export(conv, Path(path))
 

@@ -248,6 +248,9 @@ ZH: dict[str, str] = {
     "Details ({n})": "详情（{n}）",
     "{kb} is open in another desktop-kb window or command; close it there to see its documents.": "{kb} 正在另一个 desktop-kb 窗口或命令中打开；在那里关闭它即可在这里查看其文档。",
     "{kb} could not be read.": "无法读取 {kb}。",
+    # Qt's file dialog, whose catalogue lacks them as Qt asks for them (file_dialogs.py)
+    "&Look in:": "查找范围(&L)：",
+    "Files of &type:": "文件类型(&T)：",
     "In use: {model}": "正在使用：{model}",
     "In use: none — answers are ranked by hybrid search (BM25 and e5-small) without a reranker. desktop-kb's own cross-encoder is off by default: it does not yet measurably improve the ranking.": "正在使用：无 —— 回答按混合检索（BM25 与 e5-small）排序，不用重排模型。desktop-kb 自己训练的交叉编码器默认关闭：它还不能明显改进排序。",
     "(no answer: {status})": "（没有回答：{status}）",

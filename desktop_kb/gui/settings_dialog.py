@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -30,6 +29,7 @@ from ..errors import DesktopKBError
 from ..library.factory import EMBEDDER_BACKENDS, LLM_BACKENDS, RERANKER_BACKENDS
 from ..settings import ModelSpec, Settings, save_settings
 from . import errors
+from .file_dialogs import existing_directory, open_file_name
 from .i18n import tr
 from .tasks import TaskContext, TaskRunner
 
@@ -73,9 +73,9 @@ class _PathEdit(QWidget):
     def _browse(self) -> None:
         start = self.edit.text() or str(Path.home())
         if self._folder:
-            path = QFileDialog.getExistingDirectory(self, tr("Choose a folder"), start)
+            path = existing_directory(self, tr("Choose a folder"), start)
         else:
-            path, _ = QFileDialog.getOpenFileName(self, tr("Choose a file"), start, self._filter)
+            path = open_file_name(self, tr("Choose a file"), start, self._filter)
         if path:
             self.edit.setText(path)
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog
 
 from ..errors import DesktopKBError, user_message
 from ..types import IngestReport
+from .file_dialogs import existing_directory, open_file_names
 from .i18n import tr, tr_n
 from .ingest_panel import sync_summary
 from .tasks import TaskHandle
@@ -36,14 +36,13 @@ class IngestWiring:
     ``enriching``, ``_doc_refresh_timer``, ``_ingest`` / ``_ingest_queue`` and its refreshes."""
 
     def add_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, tr("Add a folder"), str(Path.home()))
+        folder = existing_directory(self, tr("Add a folder"), str(Path.home()))
         if folder:
             self.ingest_paths([folder])
 
     def add_files_dialog(self) -> None:
         patterns = " ".join(f"*{e}" for e in self.settings.extensions)
-        files, _ = QFileDialog.getOpenFileNames(self, tr("Add files"), str(Path.home()),
-                                                tr("Documents ({patterns})", patterns=patterns))
+        files = open_file_names(self, tr("Add files"), str(Path.home()), tr("Documents ({patterns})", patterns=patterns))
         if files:
             self.ingest_paths(files)
 

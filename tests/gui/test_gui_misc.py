@@ -263,3 +263,22 @@ def test_the_scope_of_a_whole_document_answer_is_said_only_when_answered_and_in_
         assert "根据 员工手册.md 全文作答。" in turn_notes(back)
     finally:
         i18n.set_language("en")
+
+
+def test_the_file_dialogs_are_labelled_in_the_apps_language(qtbot):
+    """Qt's own dialog asked its catalogue for "&Look in:" and "Files of &type:", which the
+    Chinese one has only without the shortcut: the app's file dialogs set both."""
+    from PySide6.QtWidgets import QFileDialog, QLabel
+
+    from desktop_kb.gui.file_dialogs import _dialog
+
+    i18n.set_language("zh")
+    try:
+        d = _dialog(None, "x", "/tmp/report.md", "Markdown (*.md)", QFileDialog.FileMode.AnyFile, save=True)
+        d.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        qtbot.addWidget(d)
+        labels = [label.text() for label in d.findChildren(QLabel)]
+        assert "查找范围(&L)：" in labels and "文件类型(&T)：" in labels, labels
+        assert d.selectedFiles()[0].endswith("report.md")  # a save dialog starts on the proposed name
+    finally:
+        i18n.set_language("en")
