@@ -174,32 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
-    import desktop_kb
-    from desktop_kb.eval.corpus import default_cache_root
-    from desktop_kb.library.kb import Library
-    from desktop_kb.settings import load_settings
+    from bench_followups import run_and_report  # the same run and report as the follow-up chains
 
-    settings = load_settings(args.data_dir)
-    cache_root = args.cache_dir or default_cache_root(args.data_dir)
     names = [n.strip() for n in args.datasets.split(",")]
-    rows: list[dict[str, Any]] = []
-    out = args.per_item.open("w", encoding="utf-8") if args.per_item else None
-    with Library.open(settings) as lib:
-        for name in names:
-            rows += run_dataset(lib, name, cache_root, args.limit, out,
-                                tuple(x.strip() for x in args.sides.split(",")))
-    if out is not None:
-        out.close()
-    report = {"code": str(Path(desktop_kb.__file__).parent.parent),
-              "load_avg": [round(x, 2) for x in os.getloadavg()], "all": summary(rows)}
-    report |= {name: summary([r for r in rows if r["dataset"] == name]) for name in names}
-    if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-    else:
-        for k, v in report.items():
-            print(f"{k}: {v}")
-    return 0
-
+    sides = tuple(x.strip() for x in args.sides.split(","))
+    return run_and_report(args.data_dir, args.cache_dir, names, args.per_item, args.json, summary,
+                          lambda lib, name, cache_root, out: run_dataset(lib, name, cache_root, args.limit, out,
+                                                                        sides))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,30 +140,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
+    names = [n.strip() for n in args.datasets.split(",")]
+    return run_and_report(args.data_dir, args.cache_dir, names, args.per_chain, args.json, summary,
+                          lambda lib, name, cache_root, out: run_dataset(lib, name, cache_root, args.limit, out))
+
+
+def run_and_report(data_dir: Path, cache_dir: Path | None, names: list[str], per_row: Path | None, as_json: bool,
+                   summarise: Callable[[list[dict[str, Any]]], dict[str, Any]],
+                   rows_of: Callable[[Any, str, Path, Any], list[dict[str, Any]]]) -> int:
+    """One library over ``data_dir``; each dataset's rows (``rows_of``, written to ``per_row`` as they
+    come), then the code measured, the load and ``summarise`` over all rows and per dataset, printed
+    (one JSON document with ``as_json``). Shared with bench_cross_language.py."""
     import desktop_kb
     from desktop_kb.eval.corpus import default_cache_root
     from desktop_kb.library.kb import Library
     from desktop_kb.settings import load_settings
 
-    settings = load_settings(args.data_dir)
-    cache_root = args.cache_dir or default_cache_root(args.data_dir)
+    cache_root = cache_dir or default_cache_root(data_dir)
     rows: list[dict[str, Any]] = []
-    out = args.per_chain.open("w", encoding="utf-8") if args.per_chain else None
-    with Library.open(settings) as lib:
-        for name in args.datasets.split(","):
-            rows += run_dataset(lib, name.strip(), cache_root, args.limit, out)
+    out = per_row.open("w", encoding="utf-8") if per_row else None
+    with Library.open(load_settings(data_dir)) as lib:
+        for name in names:
+            rows += rows_of(lib, name, cache_root, out)
     if out is not None:
         out.close()
-    out = {"code": str(Path(desktop_kb.__file__).parent.parent), "load_avg": [round(x, 2) for x in os.getloadavg()],
-           "all": summary(rows)}
-    out |= {name: summary([r for r in rows if r["dataset"] == name]) for name in args.datasets.split(",")}
-    if args.json:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+    report = {"code": str(Path(desktop_kb.__file__).parent.parent),
+              "load_avg": [round(x, 2) for x in os.getloadavg()], "all": summarise(rows)}
+    report |= {name: summarise([r for r in rows if r["dataset"] == name]) for name in names}
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
-        for k, v in out.items():
+        for k, v in report.items():
             print(f"{k}: {v}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
