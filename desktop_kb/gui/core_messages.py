@@ -15,48 +15,51 @@ from .i18n import N_, language, tr
 
 __all__ = ["localize", "localize_pair"]
 
-# (the core's message as a pattern, its catalogue template with the groups as {0}, {1}, …)
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), t) for p, t in (
-    (r"Knowledge base '(.+)' is in use by another desktop-kb process\.",
-     N_("Knowledge base '{0}' is in use by another desktop-kb process.")),
+# the core's messages by their catalogue template, its varying parts as {0}, {1}, … (each matched as
+# ".+"), or as (pattern, template) where a part is narrower than that or the core's words differ
+_ROWS: tuple[str | tuple[str, str], ...] = (
+    N_("Knowledge base '{0}' is in use by another desktop-kb process."),
     (r"(.+): (\.\w+) files are not read\.", N_("{0}: {1} files are not read.")),
-    (r"Open it in its application and save it as (.+), then add it again\.",
-     N_("Open it in its application and save it as {0}, then add it again.")),
-    (r"(.+): archives are not opened\.", N_("{0}: archives are not opened.")),
+    N_("Open it in its application and save it as {0}, then add it again."),
+    N_("{0}: archives are not opened."),
     (r"(.+): (\.\w+) files are turned off in the settings\.", N_("{0}: {1} files are turned off in the settings.")),
     (r"Add (\.\w+) to the file types in the settings to read them\.",
      N_("Add {0} to the file types in the settings to read them.")),
     (r"(.+): (\.\w+) files are not supported\.", N_("{0}: {1} files are not supported.")),
     (r"(.+): Files without an extension are not supported\.", N_("{0}: files without an extension are not supported.")),
     # files that could not be read (ingest/convert.py, pdf.py, images.py, odf.py, …)
-    (r"(.+) is damaged or not a real Outlook message\.", N_("{0} is damaged or not a real Outlook message.")),
-    (r"(.+) is damaged or not a real (.+) file\.", N_("{0} is damaged or not a real {1} file.")),
-    (r"(.+) is empty\.", N_("{0} is empty.")),
-    (r"(.+) is password-protected \(no password was given\)\.",
-     N_("{0} is password-protected (no password was given).")),
-    (r"(.+) is password-protected \(the password is wrong\)\.",
-     N_("{0} is password-protected (the password is wrong).")),
-    (r"(.+) is password-protected with an encryption method that cannot be opened\.",
-     N_("{0} is password-protected with an encryption method that cannot be opened.")),
-    (r"(.+) is password-protected\.", N_("{0} is password-protected.")),
-    (r"(.+): no text was recognised on its scanned pages\.", N_("{0}: no text was recognised on its scanned pages.")),
-    (r"(.+): no text was recognised in the image\.", N_("{0}: no text was recognised in the image.")),
-    (r"(.+) has no extractable text \(scanned or empty PDF\?\)\.",
-     N_("{0} has no extractable text (scanned or empty PDF?).")),
-    (r"(.+) has no text to index\.", N_("{0} has no text to index.")),
-    (r"(.+) is not a text file \(binary content\)\.", N_("{0} is not a text file (binary content).")),
+    N_("{0} is damaged or not a real Outlook message."),
+    N_("{0} is damaged or not a real {1} file."),
+    N_("{0} is empty."),
+    N_("{0} is password-protected (no password was given)."),
+    N_("{0} is password-protected (the password is wrong)."),
+    N_("{0} is password-protected with an encryption method that cannot be opened."),
+    N_("{0} is password-protected."),
+    N_("{0}: no text was recognised on its scanned pages."),
+    N_("{0}: no text was recognised in the image."),
+    N_("{0} has no extractable text (scanned or empty PDF?)."),
+    N_("{0} has no text to index."),
+    N_("{0} is not a text file (binary content)."),
     (r"(.+) is too large \((\d+) MB; limit (\d+) MB\)\.", N_("{0} is too large ({1} MB; limit {2} MB).")),
-    (r"(.+) is too large an image \((.+) pixels\)\.", N_("{0} is too large an image ({1} pixels).")),
-    (r"(.+): this kind of file is not supported\.", N_("{0}: this kind of file is not supported.")),
+    N_("{0} is too large an image ({1} pixels)."),
+    N_("{0}: this kind of file is not supported."),
     (r"(.+) unpacks to (\d+) MB of text \(limit (\d+) MB\)\.", N_("{0} unpacks to {1} MB of text (limit {2} MB).")),
-    (r"Could not read (.+): not enough memory\.", N_("Could not read {0}: not enough memory.")),
-    (r"(.+) is damaged or not a desktop-kb archive\.", N_("{0} is damaged or not a desktop-kb archive.")),
-    (r"(.+) is not a desktop-kb archive of a format this version reads\.",
-     N_("{0} is not a desktop-kb archive of a format this version reads.")),
+    N_("Could not read {0}: not enough memory."),
+    N_("{0} is damaged or not a desktop-kb archive."),
+    N_("{0} is not a desktop-kb archive of a format this version reads."),
     # what a section or document answer was read from (query/scope.py, Scope.describe)
-    (r"Answered from section \u201c(.+)\u201d of (.+)\.", N_("Answered from section “{0}” of {1}.")),
-    (r"Answered from the whole of (.+)\.", N_("Answered from the whole of {0}.")),
-))
+    N_("Answered from section “{0}” of {1}."),
+    N_("Answered from the whole of {0}."),
+)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """The core's message a template translates: its words as they are, each {n} any text."""
+    return re.compile(re.sub(r"\\\{\d\\\}", "(.+)", re.escape(template)))
+
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (_pattern(row), row) if isinstance(row, str) else (re.compile(row[0]), row[1]) for row in _ROWS)
 
 
 # fixed sentences, word for word: the error tree's hints (desktop_kb/errors.py, each class's
