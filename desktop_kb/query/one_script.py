@@ -27,7 +27,7 @@ from ..text.common_words import chinese_rank
 from ..text.numbers import quantities
 from ..text.tokenize import cjk_ratio, is_chinese, is_cjk_char, reads_as_chinese, segment
 
-__all__ = ["by_rule", "chinese_runs", "has_chinese", "in_one_script", "romanised"]
+__all__ = ["ENGLISH_NOTE", "ENGLISH_NOTED", "by_rule", "chinese_runs", "has_chinese", "in_one_script", "romanised"]
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
 _RUN = re.compile(rf"\d*[{_CJK}](?:[{_CJK}\d·・.]*[{_CJK}])?")
@@ -47,6 +47,10 @@ _QUOTE = re.compile(r"“([^”]+)”")
 _QUOTE_MIN = 6  # characters: a sentence, not a term quoted as it is written ("厚壳仔")
 _SENTENCE_END = re.compile(r"[。.!?！？]$")
 MAX_RUNS = 6
+# a quoted Chinese sentence's English, after the quote; ENGLISH_NOTED finds it again (a later turn's
+# history leaves it out, as it leaves out the quote: the model copied both as a way to answer)
+ENGLISH_NOTE = " (in English: {english})"
+ENGLISH_NOTED = re.compile(r"\s*\(in English: [^()]*(?:\([^()]*\)[^()]*)*\)")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _CHINESE_SENTENCE = 8  # characters: fewer is a value given bare ("2005年2月5日"), put into English
 EVERYDAY_RANK = 20_000  # jieba's commonest words: beyond them a run may be a name
@@ -184,7 +188,7 @@ def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken
             edits.append((s, e, f"{space}{_unrepeated(before, english[run])} ({run}){tail}"))
     for (_, e), sentence in zip(quoted, sentences, strict=True):
         if sentence in english:  # after the closing quote
-            edits.append((e + 1, e + 1, f" (in English: {english[sentence]})"))
+            edits.append((e + 1, e + 1, ENGLISH_NOTE.format(english=english[sentence])))
     out, last = [], 0
     for s, e, new in sorted(edits):
         out.append(text[last:s] + new)

@@ -51,7 +51,7 @@ from ..verify.subject import absent_subject
 from ..verify.support import PassageView
 from .alternate import judge_question, other_passages, passage_answer, renumber
 from .generate import generate
-from .one_script import has_chinese, in_one_script
+from .one_script import ENGLISH_NOTED, has_chinese, in_one_script
 from .prompts import correction_message
 from .read import ChunkReader, Reading, read
 from .retrieve import KBView
@@ -119,7 +119,8 @@ def recent_history(history: Sequence[tuple[str, str]], turns: int,
     citations took them up)."""
     kept: list[tuple[str, str]] = []
     for question, said in reversed(list(history)[-turns:] if turns > 0 else []):
-        turn = (question, _MARKS.sub("", QUOTED.sub("", said)))  # the condition quote: copied as a style
+        # the condition quote and its English: the model copied them as a way to answer
+        turn = (question, _MARKS.sub("", ENGLISH_NOTED.sub("", QUOTED.sub("", said))))
         budget -= estimate_tokens(turn[0]) + estimate_tokens(turn[1])
         if budget < 0:
             break

@@ -367,6 +367,11 @@ def test_the_history_leaves_out_the_quote_a_condition_check_appended():
     en = "500元 a night [2]." + QUOTE["en"].format(sentence="住宿费用每晚不超过五百元，一线城市不超过六百元。", n=2)
     zh = "每晚500元。[1]" + QUOTE["zh"].format(sentence="住宿费用每晚不超过五百元。", n=1)
     assert recent_history([("Hotel?", en), ("住宿？", zh)], 4) == [("Hotel?", "500元 a night."), ("住宿？", "每晚500元。")]
+    # and the quote's English after it: a follow-up copied "(in English: … 500 yuan … 600 yuan …)" as its answer
+    from desktop_kb.query.one_script import ENGLISH_NOTE
+
+    noted = en.removesuffix(" [2]") + ENGLISH_NOTE.format(english="up to 500 yuan (600 in first-tier cities)") + " [2]"
+    assert recent_history([("Hotel?", noted)], 4) == [("Hotel?", "500元 a night.")]
 
 
 def test_an_answer_about_another_thing_than_asked_is_refused_without_trying_passages_that_do_not_name_it(
