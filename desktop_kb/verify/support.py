@@ -212,6 +212,9 @@ def _fold_negation(text: str) -> str:
     return " ".join(text.split())
 
 
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s)", re.IGNORECASE)
+
+
 def _negation_phrases(text: str) -> list[str]:
     """Each negation of ``text`` with the word it negates ("not referred", "不是"): the passage
     must say that, not only something else with a negation somewhere."""
@@ -241,7 +244,9 @@ def check_claim(
     if cross:
         # codes (GB18030, ISO-9001, A4) read the same in every language; names and acronyms are
         # translated (VAT = 增值税), so those are left to the similarity
-        codes = [w for w in latin_names(claim.text) if any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w)]
+        # an ordinal or a decade ("19th", "1990s") is a figure, checked by value above (19世纪)
+        codes = [w for w in latin_names(claim.text) if any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w)
+                 and not _ORDINAL.fullmatch(w)]
         missing = [w for w in codes if not any(v.has(_fold(w)) for v in views)]
         if missing:
             problems.append(f"passage {cites} does not mention {', '.join(missing[:4])}")
