@@ -22,7 +22,7 @@ from ..protocols import Generator
 from ..types import Citation, Hit
 from ..verify.answer_check import Checked, language, with_conditions
 from ..verify.citations import Validation, find_in_passage, mark_numbers
-from .translate import translate
+from .translate import named, translate
 
 __all__ = ["judge_question", "other_passages", "passage_answer", "renumber"]
 
@@ -45,23 +45,31 @@ def _zh(text: str) -> bool:
     return language(text) == "zh"
 
 
+def _context(hit: Hit) -> str:
+    return " ".join((*hit.chunk.heading_path, hit.chunk.text))
+
+
 def judge_question(question: str, queries: Sequence[str], cited: Sequence[Hit], generator: Generator | None,
                    cache: dict[str, str]) -> str:
     """The question as the judge should read it over the ``cited`` passages: as asked when they are
     in its language, else a query already in theirs (the search's translation), else translated by
-    ``generator`` (once per answer, kept in ``cache``); as asked when none can be had."""
+    ``generator`` (once per answer, kept in ``cache``); as asked when none can be had. A name
+    the question spells in pinyin is translated as the passages write it (:mod:`~desktop_kb.text.
+    pinyin_names`: "Pan Shu" is 潘淑 there, not the model's 潘书)."""
     if not cited:
         return question
     zh = sum(_zh(h.chunk.text) for h in cited) * 2 > len(cited)
     if _zh(question) == zh:
         return question
+    # a name the question spells in pinyin, written as the passages write it
+    question, names = named(question, [_context(h) for h in cited]) if zh else (question, [])
     same = next((q for q in queries if _zh(q) == zh), None)
-    if same is not None:
+    if same is not None and all(name in same for name in names):
         return same
-    target = "zh" if zh else "en"
-    if target not in cache:
-        cache[target] = (translate(question, target, generator) if generator is not None else None) or question
-    return cache[target]
+    key = ("zh" if zh else "en") + (f":{question}" if names else "")
+    if key not in cache:
+        cache[key] = (translate(question, key[:2], generator) if generator is not None else None) or question
+    return cache[key]
 
 
 PASSAGE_ANSWERED = {

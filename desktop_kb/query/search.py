@@ -14,12 +14,14 @@ from ..ingest.toc import TocNode
 from ..progress import CancelToken, timed
 from ..protocols import Embedder, Generator, Reranker, SearchFilter
 from ..settings import QuerySettings
+from ..text.tokenize import is_chinese
 from ..types import STAGE_REWRITING, STAGE_SEARCHING, FallbackDecision, Hit
 from .fallback import Signal, decide, is_too_vague, nothing_to_read, weak_signal
 from .rerank import RerankResult, rerank
 from .retrieve import KBView, retrieve
 from .rewrite import rewrite
 from .scope import Scope, resolve_scope, scope_cue
+from .translate import named, translate
 
 __all__ = ["Found", "SearchModels", "corpus_cjk", "search"]
 
@@ -103,6 +105,10 @@ def search(
         return res.hits, res.best_dense, ranked, signal
 
     hits, best_dense, ranked, signal = ranked_at(q.recall)
+    renamed = _renamed(question, queries, ranked.hits, models.small, cancel, timings) if not history else None
+    if renamed is not None:  # searched again with the names as the passages write them
+        queries = (question, renamed)
+        hits, best_dense, ranked, signal = ranked_at(q.recall)
     if not hits:  # nothing to read: no model is asked, nothing is generated from nothing
         return _nothing(question, asked or [v.name for v in views], indexed=True, flt=flt, queries=queries)
     scope = _scope(question, hits, toc_of, timings)
@@ -121,6 +127,20 @@ def search(
                 fallback = decide(standalone or question, ranked.hits, models.small, allow_retry=False,
                                   cancel=cancel)
     return Found(queries, hits, ranked, best_dense, signal, None, fallback, asked=standalone)
+
+
+def _renamed(question: str, queries: Sequence[str], hits: Sequence[Hit], generator: Generator,
+             cancel: CancelToken | None, timings: dict[str, float]) -> str | None:
+    """The English question translated again when its translation misses a name that it spells in
+    pinyin and the passages found write in Chinese (:func:`.translate.named`); else None."""
+    if len(queries) != 2 or is_chinese(question) or not is_chinese(queries[1]):
+        return None
+    asked, names = named(question, [" ".join((*h.chunk.heading_path, h.chunk.text)) for h in hits])
+    if not names or all(name in queries[1] for name in names):
+        return None
+    with timed(timings, "rewrite"):
+        again = translate(asked, "zh", generator, cancel=cancel)
+    return again if again is not None and all(name in again for name in names) else None
 
 
 def _nothing(question: str, kbs: Sequence[str], *, indexed: bool, flt: SearchFilter | None,

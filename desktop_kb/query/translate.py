@@ -8,12 +8,14 @@ JSON, or without the examples, the 1.5B model often *answers* the question ("199
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..progress import CancelToken
 from ..protocols import Generator
+from ..text.pinyin_names import name_glossary
 from ..text.tokenize import is_chinese
 
-__all__ = ["LANG_NAMES", "clean_translation", "translate", "translation_messages"]
+__all__ = ["LANG_NAMES", "clean_translation", "named", "translate", "translation_messages"]
 
 LANG_NAMES = {"en": "English", "zh": "Simplified Chinese"}
 _PREFIX = re.compile(r"^\s*(?:english|chinese|translation|英文|中文|翻译|译文)\s*[:：]\s*", re.IGNORECASE)
@@ -58,3 +60,13 @@ def translate(text: str, target: str, generator: Generator, *, cancel: CancelTok
     if not set(_DIGITS.findall(reply)) <= set(_DIGITS.findall(text)):
         return None
     return reply
+
+
+def named(question: str, texts: Sequence[str]) -> tuple[str, list[str]]:
+    """``question`` with each name it spells in pinyin written as the Chinese ``texts`` write it
+    ("Where was 潘淑 from?"), and those names: translated so, the model keeps them (asked with
+    "Pan Shu" it wrote 潘书; with "Zeng Jiong", 陈景润)."""
+    names = name_glossary(question, texts)
+    for run, chinese in names.items():
+        question = question.replace(run, chinese)
+    return question, list(names.values())

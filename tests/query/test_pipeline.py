@@ -432,3 +432,29 @@ def test_an_english_answer_over_chinese_passages_is_given_in_english(settings, t
     assert a.text == ("Suzhou Street is a station on the Beijing Subway Line 10 (北京地铁10号线) and the planned "
                       "Line 16 (16号线) [1].")
     assert "translate" in a.timings_ms
+
+
+def test_an_english_question_is_searched_again_with_the_name_as_the_passages_write_it(settings, tmp_path, scripted):
+    """The model translated "Pan Shu" as 潘书; the passage found writes 潘淑: the question is
+    translated again with 潘淑 in place of the pinyin and searched so (the BM25 leg then matches the
+    name), and the judge reads that translation."""
+    docs = tmp_path / "zh"
+    docs.mkdir()
+    (docs / "潘淑.md").write_text("# 潘淑\n\n潘淑，会稽句章人，吴大帝孙权的皇后，是吴废帝孙亮之母。\n", encoding="utf-8")
+
+    class Model(scripted):
+        def chat(self, messages, **kw):
+            if kw.get("json_schema") is None and "You translate questions" in messages[0]["content"]:
+                self.answers = ["潘淑是哪里人？" if "潘淑" in messages[-1]["content"] else "潘书是从哪里来的？"]
+            elif kw.get("json_schema") is None:
+                self.answers = ["Pan Shu was from Kuaiji Juzhang [1]."]
+            return super().chat(messages, **kw)
+
+    gen = Model()
+    with _lib(settings, gen) as lib:
+        lib.ingest("kb", [docs])
+        a = lib.ask("Where was Pan Shu from?", kbs=["kb"])
+    assert a.queries == ("Where was Pan Shu from?", "潘淑是哪里人？")
+    asked = [c["messages"][-1]["content"] for c in gen.calls if "You translate questions" in c["messages"][0]["content"]]
+    assert asked[0].endswith("Where was Pan Shu from?") and asked[1].endswith("Where was 潘淑 from?")
+    assert len(asked) == 2  # no third: the check reads the search's second translation
