@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from .tokenize import is_cjk_char
 
-__all__ = ["name_glossary", "name_runs", "readings"]
+__all__ = ["name_glossary", "name_runs", "readings", "spelled_in_pinyin"]
 
 # capitalised words in a row; a hyphen's second part may be lower-case (Jian-ye, Chih-yuan)
 _CAPITALISED = re.compile(r"[A-Z][a-z]+(?:[ '][A-Z][a-z]+|-[A-Za-z][a-z]*)*")
@@ -88,3 +88,25 @@ def name_glossary(question: str, texts: Sequence[str]) -> dict[str, str]:
         if top and (len(top) == 1 or top[0][1] > top[1][1]):
             glossary[run] = top[0][0]
     return glossary
+
+
+@lru_cache(maxsize=1)
+def _syllables() -> frozenset[str]:
+    """Every toneless pinyin syllable (about 420), read off the characters pypinyin knows."""
+    return frozenset(r for code in range(0x4E00, 0x9FA6) for r in readings(chr(code)) if r)
+
+
+def spelled_in_pinyin(word: str) -> bool:
+    """Whether ``word`` is made of two or more pinyin syllables and nothing else ("Guizhou",
+    "Nanchang"; not "Munich"). English words can be too ("China", "Canada"): callers leave out the
+    common ones."""
+    target = _spelling(word)
+    syllables = _syllables()
+    ends = {0: 0}  # position -> the fewest syllables that reach it
+    for i in range(len(target)):
+        if i not in ends:
+            continue
+        for j in range(i + 1, min(len(target), i + 6) + 1):
+            if target[i:j] in syllables:
+                ends[j] = min(ends.get(j, 99), ends[i] + 1)
+    return ends.get(len(target), 0) >= 2

@@ -142,6 +142,25 @@ def test_claims_in_another_language_are_judged_by_the_real_embedder():
     assert not unrelated.valid and any("similarity" in e for e in unrelated.errors)
 
 
+def test_an_english_claims_pinyin_name_must_be_one_its_chinese_passage_writes():
+    """Over 潘淑，会稽句章（今浙江省宁波市）人 the model answered "Pan Shu was from Guizhou": a name
+    spelled in pinyin is read back from the passage's characters; a common English word that spells
+    pinyin too (China), the question's own names and names not in pinyin are not asked for."""
+    from desktop_kb.verify.support import Claim, PassageView, check_claim
+
+    text = "潘皇后，名淑，会稽句章（今浙江省宁波市）人，吴大帝孙权的皇后。"
+    view = PassageView(Hit(Chunk("c", "d", "/潘淑.md", 0, text, ("潘淑",), 0, len(text)), "kb", 1.0))
+    asked = {"where", "was", "pan", "shu", "from"}
+
+    def problem(claim: str) -> str | None:
+        return check_claim(Claim.of(claim, [1], False), [view], asked)
+
+    assert problem("Pan Shu was from Guizhou, China.") == "passage [1] does not mention Guizhou"
+    assert problem("Pan Shu was from Kuaiji, now Ningbo in Zhejiang.") is None
+    assert problem("Pan Shu was from China, the wife of Sun Quan.") is None
+    assert problem("Pan Shu was the empress of Wu, born in Munich.") is None  # not pinyin: left to the similarity
+
+
 def test_turned_round_relations_are_not_supported():
     from desktop_kb.verify.contrast import contrast
 
