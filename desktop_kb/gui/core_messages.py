@@ -47,6 +47,15 @@ _ROWS: tuple[str | tuple[str, str], ...] = (
     N_("Could not read {0}: not enough memory."),
     N_("{0} is damaged or not a desktop-kb archive."),
     N_("{0} is not a desktop-kb archive of a format this version reads."),
+    # any other error, as errors.user_message words it
+    N_("Permission denied: {0}"),
+    N_("File not found: {0}"),
+    N_("System error: {0}"),
+    N_("Unexpected error: {0}"),
+    (r"Not enough free space in (.+): (.+) free, (.+) needed(?: (.+))?\.",
+     N_("Not enough free space in {0}: {1} free, {2} needed.")),  # what it was for: the core's English
+    (r"The question is too long: about (\d+) tokens, at most (\d+)\.",
+     N_("The question is too long: about {0} tokens, at most {1}.")),
     # what a section or document answer was read from (query/scope.py, Scope.describe)
     N_("Answered from section “{0}” of {1}."),
     N_("Answered from the whole of {0}."),
@@ -100,6 +109,12 @@ _HINTS = frozenset((
     N_("Type a question."),
     N_("The search is empty."),
     N_("Type what to look for."),
+    N_("Out of memory."),  # errors.user_message's, with their hints
+    N_("Close other programs or use a smaller model."),
+    N_("Check the file's permissions."),
+    N_("Check the path."),
+    N_("Check disk space and permissions."),
+    N_("This is a bug in desktop-kb; please report it with the steps that led here."),
 ))
 
 

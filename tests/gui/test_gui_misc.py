@@ -247,6 +247,34 @@ def test_every_hint_of_the_error_tree_is_shown_in_chinese():
     assert english == []
 
 
+def test_any_other_error_and_a_full_disk_are_said_in_chinese():
+    """What errors.user_message makes of an exception outside the tree (memory, permissions, a
+    missing file, any OS error, a bug), a full disk and a question too long, in the Chinese app."""
+    from pathlib import Path
+
+    from desktop_kb.errors import DiskFull, user_message
+    from desktop_kb.gui.core_messages import localize_pair
+    from desktop_kb.query.pipeline import check_question
+
+    errors: list[BaseException] = [MemoryError(), PermissionError(13, "denied", "/a/b"),
+                                   FileNotFoundError(2, "missing", "/a/b"), OSError(5, "Input/output error"),
+                                   ValueError("boom"), DiskFull(Path("/data"), 10, 2048, "to import a.dkb")]
+    try:
+        check_question("word " * 3000)
+    except Exception as exc:  # the too-long question's error, as the app gets it
+        errors.append(exc)
+    assert len(errors) == 7
+    i18n.set_language("zh")
+    try:
+        shown = [localize_pair(*user_message(exc)) for exc in errors]
+    finally:
+        i18n.set_language("en")
+    for message, hint in shown:
+        left = re.sub(r"/a/b|/data|Input/output error|ValueError: boom|\d+(?:\.\d+)? (?:bytes|KB)|"
+                      r"desktop-kb|--data-dir|DESKTOP_KB_DATA_DIR", "", f"{message} {hint}")
+        assert re.search(r"[\u4e00-\u9fff]", message) and not re.search(r"[A-Za-z]{4}", left), (message, hint)
+
+
 def test_the_scope_of_a_whole_document_answer_is_said_only_when_answered_and_in_the_uis_language():
     from desktop_kb.gui.chat_render import turn_notes
     from desktop_kb.types import Answer
