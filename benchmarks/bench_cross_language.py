@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_cross_language.py --data-dir D [--cache-dir C] [--per-item F] --json
     (--sides other --datasets cmrc2018_dev: only the English questions over Chinese articles)
+    .venv/bin/python benchmarks/bench_cross_language.py --unanswerable --data-dir D_OF_EVAL_ANSWERS --json
 
 Two sets written for this benchmark (the translations are ours, made by hand, not by the app's
 model, whose translations mangle names: 矢井田瞳 became "Yasuda Toshio"): 24 CMRC 2018 dev
@@ -16,7 +17,10 @@ Scored per ask: right (answered, the text holds a gold answer in either language
 ``eval.normalize.contains_answer``), refused, and for an English answer over Chinese passages
 whether it mixes scripts (Chinese characters outside quotes and brackets: "the Beijing地铁10号线").
 Issue #56 asks of the cross-language column: right at least 90% as often as the same-language one,
-right answers refused at most 1.2× as often, every answer in one script.
+right answers refused at most 1.2× as often, every answer in one script, and unanswerable
+questions refused as often as today: ``--unanswerable`` asks 16 CMRC questions whose articles
+``eval answers --limit 50 --remove-articles 25`` takes out of its base, over that base (its data
+folder given), in Chinese and in our English; there "refused" is the right outcome.
 """
 
 from __future__ import annotations
@@ -92,6 +96,29 @@ SETS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
     },
 }
 
+# Unanswerable: CMRC questions whose articles `eval answers --limit 50 --remove-articles 25` takes out
+# of its base (the same sample and cut, so its cached base is read), in our English; ``--unanswerable``
+UNANSWERABLE: dict[str, str] = {
+    "DEV_1030_QUERY_1": "What colour is the cap of the king bolete?",
+    "DEV_31_QUERY_1": "In which year was St. Paul's Parish established?",
+    "DEV_1149_QUERY_1": "How many people in total can the FV603 Saracen carry?",
+    "DEV_30_QUERY_2": "Who is the outgoing president of Macedonia?",
+    "DEV_510_QUERY_2": "When did Anzhenmen station open?",
+    "DEV_231_QUERY_0": "What is a throttle valve also commonly called?",
+    "DEV_1126_QUERY_0": "Which country's uncrewed cargo spacecraft is Progress?",
+    "DEV_159_QUERY_3": "How many square kilometres does the North China Craton cover?",
+    "DEV_355_QUERY_1": "How is the value of inventory calculated?",
+    "DEV_1135_QUERY_1": "How long is the slender worm eel?",
+    "DEV_36_QUERY_0": "What was the papal canopy used for in the past?",
+    "DEV_37_QUERY_3": "Which internationally known mechanicians did Prandtl train?",
+    "DEV_1888_QUERY_4": "Which work of Vivaldi is often heard in churches?",
+    "DEV_1111_QUERY_2": "In Detective Conan: Crossroad in the Ancient Capital, which gang of thieves did the victims "
+                        "belong to?",
+    "DEV_1679_QUERY_4": "Phenacodus and Tetraclaenodon are both considered early stages in the evolution of "
+                        "which animal?",
+    "DEV_1149_QUERY_2": "In which year was the Saracen armoured car produced?",
+}
+
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」|《[^》]*》|\([^)]*\)|（[^）]*）")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -142,6 +169,35 @@ def run_dataset(lib: Any, name: str, cache_root: Path, only: int | None, out: An
     return rows
 
 
+def run_unanswerable(lib: Any, name: str, cache_root: Path, only: int | None, out: Any = None,
+                     sides: tuple[str, ...] = ("same", "other")) -> list[dict[str, Any]]:
+    """The :data:`UNANSWERABLE` questions over ``eval answers``'s base without their articles: in
+    the dataset's Chinese (same) and in our English (other); a refusal is the right outcome."""
+    from desktop_kb.eval.corpus import LogProgress, prepare_kb
+    from desktop_kb.eval.datasets import load_qa, sample_ids, without_articles
+
+    ds = load_qa(EVAL / "qa" / name)
+    wanted = set(sample_ids([it.id for it in ds.items], 50))
+    ds, removed = without_articles(ds, [it.id for it in ds.items if it.id in wanted], 25)
+    assert set(UNANSWERABLE) <= set(removed), "the sample or the cut of eval answers changed"
+    items = {it.id: it for it in ds.items}
+    prep = prepare_kb(lib, ds.corpus, ds.corpus_sha1, cache_root=cache_root, progress=LogProgress(f"ingest {ds.name}"))
+    rows = []
+    for i, (item_id, ours) in enumerate(list(UNANSWERABLE.items())[:only], 1):
+        row: dict[str, Any] = {"dataset": name, "id": item_id, "answerable": False}
+        if "same" in sides:
+            row["same"] = _ask(lib, prep.name, items[item_id].question, [], False)
+        if "other" in sides:
+            row["other"] = _ask(lib, prep.name, ours, [], True)
+        rows.append(row)
+        if out is not None:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+        said = ", ".join(f"{side} {row[side]['status']}" for side in sides)
+        print(f"{name} unanswerable {i}/{len(UNANSWERABLE) if only is None else only}: {said}", file=sys.stderr)
+    return rows
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def share(side: str, key: str, value: Any = True) -> float:
         return round(sum(r[side][key] == value for r in rows) / len(rows), 3) if rows else 0.0
@@ -171,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-item", type=Path, help="write each item's two asks here (JSON lines)")
     ap.add_argument("--sides", default="same,other",
                     help="ask in the passages' language (same), in the other (other), or both")
+    ap.add_argument("--unanswerable", action="store_true",
+                    help="the CMRC questions made unanswerable by eval answers --limit 50 --remove-articles 25, "
+                         "over its base (give its data folder): refused is right")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -178,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n.strip() for n in args.datasets.split(",")]
     sides = tuple(x.strip() for x in args.sides.split(","))
+    run = run_unanswerable if args.unanswerable else run_dataset
+    if args.unanswerable:
+        names = ["cmrc2018_dev"]
     return run_and_report(args.data_dir, args.cache_dir, names, args.per_item, args.json, summary,
-                          lambda lib, name, cache_root, out: run_dataset(lib, name, cache_root, args.limit, out,
-                                                                        sides))
+                          lambda lib, name, cache_root, out: run(lib, name, cache_root, args.limit, out, sides))
 
 if __name__ == "__main__":
     sys.exit(main())
