@@ -12,6 +12,10 @@ best of ``--repeat``, then decodes ``--decode`` tokens one at a time; prints tok
 ``--cpu all`` (or a list such as ``haswell,zen4``) runs the default options once per llama.cpp
 CPU backend this CPU can run (backends/llama_cpu.py), each in its own process, the backends taking
 turns for ``--rounds`` rounds so that a drift of the machine's speed touches all alike.
+``--build LABEL=DIR`` (repeatable) takes turns with them: llama-cpp-python as installed in DIR
+(``pip install --target DIR``: the release wheel with every CPU variant, or one built with the
+Windows build's flags, issue #58), first on the subprocess's path; ``DIR@haswell`` loads that CPU
+backend of it.
 With ``--json`` stdout holds exactly one JSON document; progress goes to stderr.
 """
 
@@ -91,17 +95,26 @@ def by_cpu(args: argparse.Namespace) -> dict[str, Any]:
     from desktop_kb.backends.llama_cpu import cpu_variants, lib_dir
 
     shipped = cpu_variants(lib_dir())  # where the loader looks (LLAMA_CPP_LIB_PATH too)
-    wanted = list(shipped) if args.cpu == "all" else args.cpu.split(",")
+    wanted = list(shipped) if args.cpu == "all" else [v for v in (args.cpu or "").split(",") if v]
+    builds = dict(b.split("=", 1) for b in args.build or [])
     load_before = list(os.getloadavg())
     runs: dict[str, list[dict[str, Any]]] = {}
     for rnd in range(max(1, args.rounds)):
-        for variant in wanted:
+        for variant in [*wanted, *builds]:
             cmd = [sys.executable, __file__, "--json", "--tokens", str(args.tokens), "--repeat", str(args.repeat),
                    "--decode", str(args.decode), "--option", "{}"]
             if args.data_dir:
                 cmd += ["--data-dir", args.data_dir]
-            proc = subprocess.run(cmd, env={**os.environ, "DESKTOP_KB_LLAMA_CPU": variant},
-                                  capture_output=True, text=True)
+            env = {k: v for k, v in os.environ.items() if k != "DESKTOP_KB_LLAMA_CPU"}
+            if variant in builds:  # that build's llama_cpp first on the path; the app's code after it
+                folder, _, backend = builds[variant].partition("@")  # DIR@haswell: that CPU backend of it
+                env["PYTHONPATH"] = os.pathsep.join([folder, str(Path(__file__).resolve().parents[1]),
+                                                     *filter(None, [os.environ.get("PYTHONPATH")])])
+                if backend:
+                    env["DESKTOP_KB_LLAMA_CPU"] = backend
+            else:
+                env["DESKTOP_KB_LLAMA_CPU"] = variant
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if proc.returncode != 0:  # a backend this CPU cannot run (score 0)
                 print(f"[bench] round {rnd + 1} {variant}: {proc.stderr.strip().splitlines()[-1:]}",
                       file=sys.stderr, flush=True)
@@ -127,12 +140,14 @@ def main() -> int:
     ap.add_argument("--option", action="append", help="a JSON object of Llama() options (repeatable)")
     ap.add_argument("--cpu", help="'all' or a comma-separated list of llama.cpp CPU backends to compare")
     ap.add_argument("--rounds", type=int, default=2, help="with --cpu: rounds of taking turns")
+    ap.add_argument("--build", action="append",
+                    help="LABEL=DIR[@BACKEND]: llama-cpp-python installed in DIR, taking turns with --cpu's backends")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    result = by_cpu(args) if args.cpu else measure(args)
+    result = by_cpu(args) if args.cpu or args.build else measure(args)
     if args.json:
         print(json.dumps(result))
-    elif args.cpu:
+    elif args.cpu or args.build:
         for variant, row in result["cpu"].items():
             print(f"{variant:16} prefill {row['prefill_median']:7.1f} tok/s (rounds {row['prefill_tokens_per_s']}), "
                   f"decode {row['decode_median']:.1f} tok/s")
