@@ -54,6 +54,7 @@ ENGLISH_NOTED = re.compile(r"\s*\(in English: [^()]*(?:\([^()]*\)[^()]*)*\)")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _CHINESE_SENTENCE = 8  # characters: fewer is a value given bare ("2005年2月5日"), put into English
 EVERYDAY_RANK = 20_000  # jieba's commonest words: beyond them a run may be a name
+_FIRST_SYLLABLE = 3  # letters: a word's first syllable that another name's pinyin shares (jiang, nan)
 
 
 def by_rule(run: str) -> str | None:
@@ -150,15 +151,36 @@ def _everyday(run: str) -> bool:
     return bool(words) and all((chinese_rank(w) or EVERYDAY_RANK) < EVERYDAY_RANK for w in words)
 
 
-def romanised(run: str) -> str:
-    """A run in pinyin, a capitalised word per name, figures kept apart ("Yuehan Bailangning")."""
+def romanised(run: str, *, by_word: bool = False) -> str:
+    """A run in pinyin, a capitalised word per name, figures kept apart ("Yuehan Bailangning");
+    ``by_word``: a capitalised word per word of it ("Jiangxi Nanchang" for 江西南昌)."""
     try:
         from pypinyin import lazy_pinyin
     except ImportError:  # pragma: no cover - a dependency; without it the run stays as written
         return run
     parts = re.findall(rf"[{_CJK}]+|[^{_CJK}·・]+", run)  # a name's middle dot parts its names
+    if by_word:
+        parts = [w for p in parts for w in (segment(p) if is_cjk_char(p[0]) else [p])]
     return " ".join("".join(lazy_pinyin(p)).capitalize() if is_cjk_char(p[0]) else p.strip()
                     for p in parts if p.strip())
+
+
+def _misspelled(english: str, run: str) -> bool:
+    """The model's English writes a word of ``run`` as another name's pinyin: a capitalised word
+    that begins with that word's first syllable (of three letters or more) without spelling it
+    ("Jiangsu Province, Jiangnan" for 江西南昌; "Zhejiang" for 浙江省 spells it)."""
+    from pypinyin import lazy_pinyin
+
+    written = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+", english)]
+    for word in segment(run):
+        if not is_cjk_char(word[0]):
+            continue
+        syllables = lazy_pinyin(word)
+        spelled = "".join(syllables)
+        if len(syllables[0]) >= _FIRST_SYLLABLE and any(
+                w.startswith(syllables[0]) and not (spelled.startswith(w) or w.startswith(spelled)) for w in written):
+            return True
+    return False
 
 
 def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken | None = None) -> str:
@@ -177,7 +199,9 @@ def in_one_script(text: str, generator: Generator | None, *, cancel: CancelToken
     english |= {r: roman for r in runs if r not in english and not _everyday(r) and (roman := romanised(r)) != r}
     rest = list(dict.fromkeys([*(r for r in runs if r not in english), *sentences]))
     if rest and generator is not None:
-        english |= _by_model(rest, generator, cancel)
+        got = _by_model(rest, generator, cancel)
+        # a name the model turned into another name's pinyin ("Jiangsu" for 江西) goes in pinyin
+        english |= {r: romanised(r, by_word=True) if r in runs and _misspelled(e, r) else e for r, e in got.items()}
     edits: list[tuple[int, int, str]] = []
     for (s, e), run in zip(spans, runs, strict=True):
         if run in english:

@@ -74,3 +74,13 @@ def test_a_quoted_chinese_sentence_is_followed_by_its_english():
     # a translation that changes a figure (五百 read as 5,000) is not used
     assert in_one_script(text, _Model("1. Hotel costs may not exceed 5000 yuan, or 600 yuan.")) == text
     assert in_one_script("It is called “厚壳仔” [1].", _Model("1. thick-shelled")) == "It is called “厚壳仔” [1]."
+
+
+def test_a_place_turned_into_another_places_pinyin_is_romanised_instead():
+    """江西南昌 is everyday words, so the model put it into English: "Jiangsu Province, Jiangnan",
+    two other places. A capitalised word that begins with a word's first syllable without spelling
+    it is caught, and the run goes in pinyin, a word each; a right name ("Zhejiang") stands."""
+    assert in_one_script("Zeng Jiong was from 江西南昌 [1].", _Model("1. Jiangsu Province, Jiangnan")) == (
+        "Zeng Jiong was from Jiangxi Nanchang (江西南昌) [1].")
+    assert in_one_script("She lived in 浙江省 [1].", _Model("1. Zhejiang Province")) == (
+        "She lived in Zhejiang Province (浙江省) [1].")
