@@ -20,9 +20,12 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .tokenize import is_cjk_char
+from .common_words import common_english
+from .tokenize import is_cjk_char, tokenize
 
-__all__ = ["name_glossary", "name_runs", "readings", "spelled_in_pinyin"]
+__all__ = ["PINYIN_COMMON_RANK", "name_glossary", "name_runs", "pinyin_names", "readings", "spelled_in_pinyin"]
+
+PINYIN_COMMON_RANK = 30_000  # English words this common are English even when they spell pinyin (China, Canada)
 
 # capitalised words in a row; a hyphen's second part may be lower-case (Jian-ye, Chih-yuan)
 _CAPITALISED = re.compile(r"[A-Z][a-z]+(?:[ '][A-Z][a-z]+|-[A-Za-z][a-z]*)*")
@@ -110,3 +113,18 @@ def spelled_in_pinyin(word: str) -> bool:
             if target[i:j] in syllables:
                 ends[j] = min(ends.get(j, 99), ends[i] + 1)
     return ends.get(len(target), 0) >= 2
+
+
+def pinyin_names(text: str, runs: Sequence[str] | None = None) -> list[str]:
+    """The names ``text`` spells in pinyin ("Pan Shu", "Anzhenmen"): the longest capitalised runs
+    (or the given ``runs``) made of two or more pinyin syllables, none of whose words is among
+    wordninja's :data:`PINYIN_COMMON_RANK` commonest English words (China, Canada, Palace spell
+    pinyin too: 389 of SQuAD's 3,000 commonest capitalised words do)."""
+    common = common_english(PINYIN_COMMON_RANK)
+    out: list[str] = []
+    for run in name_runs(text) if runs is None else runs:
+        if any(run in longer for longer in out) or not spelled_in_pinyin(run):
+            continue
+        if not any(set(tokenize(word)) <= common for word in run.split()):
+            out.append(run)
+    return out

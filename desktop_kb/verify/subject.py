@@ -20,6 +20,13 @@ would stop 2 (0.8%) over their own article and 107 (42.8%) over any other; on 1,
 Only questions in simplified Chinese over passages in simplified Chinese are read this way: over
 English or traditional passages the name would be spelled otherwise, and a traditional question's
 everyday words are unknown to the (simplified) dictionary that tells a name from them.
+
+An English question over Chinese passages names its subject in pinyin or not at all for this
+check: "When did Anzhenmen station open?" over a base without 安贞门站's article was answered with
+another station's date (the search's translation had made it 安德门站). Its names spelled in pinyin
+(:func:`~desktop_kb.text.pinyin_names.pinyin_names`: two syllables or more, no common English word)
+must be written by a cited passage, read back through its characters' readings; names spelled
+otherwise ("Kuo Chih-yuan", "St. Paul's Parish") are not read.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..text.common_words import chinese_rank, common_chinese
+from ..text.pinyin_names import name_glossary, pinyin_names
 from ..text.tokenize import is_chinese, segment
 from .claim_terms import FILLER, QUESTION_WORDS
 
@@ -105,7 +113,10 @@ def _names(name: str, text: str) -> bool:
 def absent_subject(question: str, texts: Sequence[str]) -> str:
     """The question's named subject that none of ``texts`` (the cited passages, with their headings
     and file names) holds; empty when each is named, when the question names none, or when the
-    passages are not Chinese in the question's script."""
+    passages are not Chinese in the question's script. An English question over Chinese passages:
+    its first name spelled in pinyin when the passages write none of them (:func:`_unwritten`)."""
+    if not is_chinese(question):
+        return _unwritten(question, texts)
     subjects = question_subjects(question)
     if not subjects:
         return ""
@@ -113,3 +124,14 @@ def absent_subject(question: str, texts: Sequence[str]) -> str:
         return ""  # a passage in another language or script may name it otherwise
     folded = [_fold(t) for t in texts]
     return next((s for s in subjects if not any(_names(s, t) for t in folded)), "")
+
+
+def _unwritten(question: str, texts: Sequence[str]) -> str:
+    """An English question's names spelled in pinyin ("When did Anzhenmen station open?") that
+    Chinese passages write none of (their characters' readings spell none: 安德门 is Andemen): the
+    first of them; empty when one is written, when the question spells none, or when a passage is
+    not Chinese."""
+    names = pinyin_names(question)
+    if not names or not texts or not all(is_chinese(t) for t in texts):
+        return ""
+    return "" if any(name_glossary(name, texts) for name in names) else names[0]

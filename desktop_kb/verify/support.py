@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..text.common_words import common_english
 from ..text.directives import blank_directives, clean_label
 from ..text.numbers import Quantity, quantities, same_value
-from ..text.pinyin_names import name_glossary, spelled_in_pinyin
+from ..text.pinyin_names import name_glossary, pinyin_names
 from ..text.term_stats import TermStats
 from ..text.tokenize import cjk_ratio, is_cjk_char, reads_as_chinese, tokenize
 from ..types import Hit
@@ -217,16 +216,11 @@ def _fold_negation(text: str) -> str:
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s)", re.IGNORECASE)
 
 
-PINYIN_COMMON_RANK = 30_000  # English words this common are English even when they spell pinyin (China, Canada)
-
-
 def _unwritten_pinyin(text: str, views: Sequence[PassageView], question_tokens: set[str]) -> list[str]:
     """The names of an English claim spelled in pinyin that no Chinese passage it cites writes
-    ("Guizhou" over 潘淑，会稽句章人: the model's own place); a name the question has, or a common
-    English word, is not asked for."""
-    common = common_english(PINYIN_COMMON_RANK)
-    names = [w for w in latin_names(text) if spelled_in_pinyin(w)
-             and not set(tokenize(w)) <= question_tokens | common]
+    ("Guizhou" over 潘淑，会稽句章人: the model's own place); the question's names are the subject
+    check's (:mod:`.subject`)."""
+    names = [w for w in pinyin_names(text, latin_names(text)) if not set(tokenize(w)) <= question_tokens]
     return [w for w in names if not any(v.has(_fold(w)) for v in views)
             and not name_glossary(w, [v.context for v in views])]
 

@@ -90,3 +90,16 @@ def test_an_answer_from_a_passage_that_names_the_subject_is_judged_as_before():
     checked = _check("线蚓鳗的体长是多少？", "线蚓鳗的体长可达33公分[1]。", [_hit(THE_EEL, "线蚓鳗")], span="33公分")
     assert checked.accepted, (checked.text, checked.problems)
     assert checked.judge_score == 4.0
+
+
+def test_an_english_questions_pinyin_name_must_be_written_by_a_chinese_passage():
+    """"When did Anzhenmen station open?" over a base without 安贞门站's article was answered with
+    安德门站's date: a name the question spells in pinyin is read back through the passages'
+    characters; names spelled otherwise, common English words and English passages are not read."""
+    other_station = ["安德门站是南京地铁1号线的车站，1996年开通。"]
+    assert absent_subject("When did Anzhenmen station open?", other_station) == "Anzhenmen"
+    assert absent_subject("When did Anzhenmen station open?", ["安贞门站是北京地铁10号线的车站。"]) == ""
+    assert absent_subject("Where was Pan Shu from?", ["DEV_162.md › 潘淑 潘皇后，名淑，会稽句章人。"]) == ""
+    assert absent_subject("Which country does Svealand belong to?", other_station) == ""  # not pinyin
+    assert absent_subject("Which country is next to China?", other_station) == ""  # a common English word
+    assert absent_subject("When did Anzhenmen station open?", ["Anzhenmen station opened in 2008."]) == ""
