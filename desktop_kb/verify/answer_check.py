@@ -314,7 +314,7 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
     result = replace(result, answerability=signals)
     cited = [passages[c.n - 1] for c in check.citations if 1 <= c.n <= len(passages)]
     ordered = [*cited, *(h for h in passages if h not in cited)]
-    elsewhere = _about_something_else(question, result, cited, ordered)
+    elsewhere = _about_something_else(question, result, cited, ordered, asked=asked)
     if elsewhere is not None:
         return elsewhere
     try:
@@ -344,15 +344,22 @@ def _judge(question: str, result: Checked, passages: Sequence[Hit], scorer: YesN
 
 
 def _about_something_else(question: str, result: Checked, cited: Sequence[Hit],
-                          ordered: Sequence[Hit]) -> Checked | None:
+                          ordered: Sequence[Hit], *, asked: str = "") -> Checked | None:
     """The refusal of an answer whose cited passages do not name what the question asks about
     (蟒鳗's length for 线蚓鳗's; :mod:`.subject`); None when they do. The refusal names it when no
-    passage found does."""
-    absent = absent_subject(question, [PassageView(h).context for h in cited])
+    passage found does. ``asked``: the question as the judge reads it, translated into the
+    passages' language; the subject it names must stand there too ("How long is the slender worm
+    eel?" asked as 瘦虫尾长多少厘米？ over another eel's passage), but that name, the model's
+    translation, is not put to the user."""
+    texts = [PassageView(h).context for h in cited]
+    absent, translated = absent_subject(question, texts), False
+    if not absent and asked and asked != question:
+        absent = absent_subject(asked, texts)
+        translated = bool(absent)
     if not absent:
         return None
     lang, check = language(question), result.validation
-    named = not absent_subject(question, [PassageView(h).context for h in ordered])
+    named = translated or not absent_subject(question, [PassageView(h).context for h in ordered])
     why = SUBJECT_ABSENT[lang].format(n=cite_marks(sorted({c.n for c in check.citations})), name=absent)
     signals = result.answerability
     if signals is not None:

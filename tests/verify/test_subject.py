@@ -103,3 +103,21 @@ def test_an_english_questions_pinyin_name_must_be_written_by_a_chinese_passage()
     assert absent_subject("Which country does Svealand belong to?", other_station) == ""  # not pinyin
     assert absent_subject("Which country is next to China?", other_station) == ""  # a common English word
     assert absent_subject("When did Anzhenmen station open?", ["Anzhenmen station opened in 2008."]) == ""
+
+
+def test_the_subject_of_the_question_as_translated_for_the_judge_must_stand_in_the_passage_too():
+    """"How long is the slender worm eel?" names nothing in pinyin; the judge reads it as
+    translated (线蚓鳗的体长是多少？), whose subject the other eel's passage does not name: refused,
+    without putting the translation's name to the user."""
+    hits = [_hit(OTHER_EEL, "蟒鳗")]
+
+    def check(asked: str):
+        return check_answer("How long is the slender worm eel?", "It grows to 42 cm [1].", hits,
+                            lambda t: validate(t, hits, "How long is the slender worm eel?"),
+                            options=CheckOptions(threshold=0.6), scorer=_Judge("42公分"),
+                            judge_question=lambda citations: asked)
+
+    refused = check("线蚓鳗的体长是多少？")
+    assert not refused.accepted and refused.refusal == "not_stated"
+    assert "线蚓鳗" not in refused.text and "线蚓鳗" in refused.problems[0]
+    assert check("蟒鳗的体长是多少？").accepted  # the subject the passage names: judged as before
