@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..progress import CancelToken
 from ..protocols import Generator
-from ..text.pinyin_names import name_glossary
+from ..text.pinyin_names import is_pinyin_name, name_glossary
 from ..text.tokenize import is_chinese
 
 __all__ = ["LANG_NAMES", "clean_translation", "named", "translate", "translation_messages"]
@@ -65,8 +65,9 @@ def translate(text: str, target: str, generator: Generator, *, cancel: CancelTok
 def named(question: str, texts: Sequence[str]) -> tuple[str, list[str]]:
     """``question`` with each name it spells in pinyin written as the Chinese ``texts`` write it
     ("Where was 潘淑 from?"), and those names: translated so, the model keeps them (asked with
-    "Pan Shu" it wrote 潘书; with "Zeng Jiong", 陈景润)."""
-    names = name_glossary(question, texts)
+    "Pan Shu" it wrote 潘书; with "Zeng Jiong", 陈景润). Common English words are left to the model
+    (Beijing, China: it knows them, and a passage's characters might spell them by chance)."""
+    names = {run: chinese for run, chinese in name_glossary(question, texts).items() if is_pinyin_name(run)}
     for run, chinese in names.items():
         question = question.replace(run, chinese)
     return question, list(names.values())

@@ -11,6 +11,12 @@ Jiong" → 曾炯, "Kaifeng" → 开封), tones and spaces aside, every reading 
 Only what a passage holds is read back, at least two characters for at least two syllables; an
 English word that happens to spell pinyin ("Long", "Song") stays one syllable and is not read.
 Names spelled otherwise (Wade–Giles "Kuo Chih-yuan", Cantonese "Leung") are not found.
+
+:func:`pinyin_names` tells which capitalised runs are names in pinyin at all, for the checks that
+ask a passage to write them (``verify/support.py``, ``verify/subject.py``): two or more syllables,
+no common English word (389 of SQuAD's 3,000 commonest capitalised words spell pinyin: China,
+Canada, Palace). A rarer foreign name can spell pinyin too (the Japanese "Tanaka", "Yamada"); over
+Chinese passages that write it 田中 it is then not found, and the answer is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from functools import lru_cache
 from .common_words import common_english
 from .tokenize import is_cjk_char, tokenize
 
-__all__ = ["PINYIN_COMMON_RANK", "name_glossary", "name_runs", "pinyin_names", "readings", "spelled_in_pinyin"]
+__all__ = ["PINYIN_COMMON_RANK", "is_pinyin_name", "name_glossary", "name_runs", "pinyin_names", "readings",
+           "spelled_in_pinyin"]
 
 PINYIN_COMMON_RANK = 30_000  # English words this common are English even when they spell pinyin (China, Canada)
 
@@ -117,14 +124,22 @@ def spelled_in_pinyin(word: str) -> bool:
 
 def pinyin_names(text: str, runs: Sequence[str] | None = None) -> list[str]:
     """The names ``text`` spells in pinyin ("Pan Shu", "Anzhenmen"): the longest capitalised runs
-    (or the given ``runs``) made of two or more pinyin syllables, none of whose words is among
-    wordninja's :data:`PINYIN_COMMON_RANK` commonest English words (China, Canada, Palace spell
-    pinyin too: 389 of SQuAD's 3,000 commonest capitalised words do)."""
-    common = common_english(PINYIN_COMMON_RANK)
+    (or the given ``runs``) made of two or more pinyin syllables that are not common English, by
+    wordninja's :data:`PINYIN_COMMON_RANK` commonest words (China, Canada, Palace spell pinyin too:
+    389 of SQuAD's 3,000 commonest capitalised words do; see :func:`is_pinyin_name`)."""
     out: list[str] = []
     for run in name_runs(text) if runs is None else runs:
-        if any(run in longer for longer in out) or not spelled_in_pinyin(run):
-            continue
-        if not any(set(tokenize(word)) <= common for word in run.split()):
+        if not any(run in longer for longer in out) and is_pinyin_name(run):
             out.append(run)
     return out
+
+
+def is_pinyin_name(run: str) -> bool:
+    """Two or more pinyin syllables that are not common English: not one of wordninja's
+    :data:`PINYIN_COMMON_RANK` commonest words ("China", "Tanaka"), nor words all among its
+    :data:`~.common_words.COMMON_RANK` commonest ("Hong Kong"); a given name is often a word of
+    the web too ("Pan Shu": shu is its 10,671st, "Sun Quan"). See :func:`pinyin_names`."""
+    if not spelled_in_pinyin(run) or set(tokenize(_spelling(run))) <= common_english(PINYIN_COMMON_RANK):
+        return False
+    words = run.split()
+    return len(words) == 1 or not all(set(tokenize(word)) <= common_english() for word in words)
