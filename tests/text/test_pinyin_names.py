@@ -31,3 +31,13 @@ def test_two_spellings_read_alike_in_a_tie_give_none_else_the_commoner():
 def test_the_runs_tried_are_capitalised_words_in_a_row_and_their_parts_longest_first():
     assert name_runs("Did Pan Shu meet Sun Quan in Jian-ye?") == [
         "Did Pan Shu", "Did Pan", "Pan Shu", "Sun Quan", "Quan", "Jian ye", "Jian"]  # under four letters: not tried
+
+
+def test_a_name_in_pinyin_is_not_common_english():
+    from desktop_kb.text.pinyin_names import is_pinyin_name, pinyin_names
+
+    assert [r for r in ("Pan Shu", "Zeng Jiong", "Anzhenmen", "Guizhou", "Sun Quan") if not is_pinyin_name(r)] == []
+    # common English words that spell pinyin, and words all common ("Hong Kong": no Chinese passage
+    # spells hong-kong, so every English question about it would be refused over Chinese passages)
+    assert [r for r in ("China", "Canada", "Hong Kong", "Beijing", "Munich", "Long") if is_pinyin_name(r)] == []
+    assert pinyin_names("When did Pan Shu visit Hong Kong and Anzhenmen?") == ["Pan Shu", "Anzhenmen"]
