@@ -24,7 +24,7 @@ everyday words are unknown to the (simplified) dictionary that tells a name from
 An English question over Chinese passages names its subject in pinyin or not at all for this
 check: "When did Anzhenmen station open?" over a base without 安贞门站's article was answered with
 another station's date (the search's translation had made it 安德门站). Its names spelled in pinyin
-(:func:`~desktop_kb.text.pinyin_names.pinyin_names`: two syllables or more, no common English word)
+(:func:`~desktop_kb.text.pinyin_names.pinyin_names`: two syllables or more, not common English)
 must be written by a cited passage, read back through its characters' readings; names spelled
 otherwise ("Kuo Chih-yuan", "St. Paul's Parish") are not read.
 """
