@@ -45,10 +45,6 @@ def _zh(text: str) -> bool:
     return language(text) == "zh"
 
 
-def _context(hit: Hit) -> str:
-    return " ".join((*hit.chunk.heading_path, hit.chunk.text))
-
-
 def judge_question(question: str, queries: Sequence[str], cited: Sequence[Hit], generator: Generator | None,
                    cache: dict[str, str]) -> str:
     """The question as the judge should read it over the ``cited`` passages: as asked when they are
@@ -62,7 +58,7 @@ def judge_question(question: str, queries: Sequence[str], cited: Sequence[Hit], 
     if _zh(question) == zh:
         return question
     # a name the question spells in pinyin, written as the passages write it
-    question, names = named(question, [_context(h) for h in cited]) if zh else (question, [])
+    question, names = named(question, cited) if zh else (question, [])
     same = next((q for q in queries if _zh(q) == zh), None)
     if same is not None and all(name in same for name in names):
         return same

@@ -135,7 +135,7 @@ def _renamed(question: str, queries: Sequence[str], hits: Sequence[Hit], generat
     pinyin and the passages found write in Chinese (:func:`.translate.named`); else None."""
     if len(queries) != 2 or is_chinese(question) or not is_chinese(queries[1]):
         return None
-    asked, names = named(question, [" ".join((*h.chunk.heading_path, h.chunk.text)) for h in hits])
+    asked, names = named(question, hits)
     if not names or all(name in queries[1] for name in names):
         return None
     with timed(timings, "rewrite"):

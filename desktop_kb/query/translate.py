@@ -14,6 +14,7 @@ from ..progress import CancelToken
 from ..protocols import Generator
 from ..text.pinyin_names import is_pinyin_name, name_glossary
 from ..text.tokenize import is_chinese
+from ..types import Hit
 
 __all__ = ["LANG_NAMES", "clean_translation", "named", "translate", "translation_messages"]
 
@@ -62,11 +63,13 @@ def translate(text: str, target: str, generator: Generator, *, cancel: CancelTok
     return reply
 
 
-def named(question: str, texts: Sequence[str]) -> tuple[str, list[str]]:
-    """``question`` with each name it spells in pinyin written as the Chinese ``texts`` write it
-    ("Where was 潘淑 from?"), and those names: translated so, the model keeps them (asked with
-    "Pan Shu" it wrote 潘书; with "Zeng Jiong", 陈景润). Common English words are left to the model
-    (Beijing, China: it knows them, and a passage's characters might spell them by chance)."""
+def named(question: str, hits: Sequence[Hit]) -> tuple[str, list[str]]:
+    """``question`` with each name it spells in pinyin written as the passages ``hits`` (their text
+    and headings) write it ("Where was 潘淑 from?"), and those names: translated so, the model keeps
+    them (asked with "Pan Shu" it wrote 潘书; with "Zeng Jiong", 陈景润). Common English words are
+    left to the model (Beijing, China: it knows them, and a passage's characters might spell them
+    by chance)."""
+    texts = [" ".join((*h.chunk.heading_path, h.chunk.text)) for h in hits]
     names = {run: chinese for run, chinese in name_glossary(question, texts).items() if is_pinyin_name(run)}
     for run, chinese in names.items():
         question = question.replace(run, chinese)
